@@ -1,0 +1,40 @@
+// What every backend that computes in host memory shares: aligned allocation, memcpy
+// transfers, a steady-clock timer, and the CPU's cache sizes read at run time.
+#pragma once
+
+#include "tilekit/backend.hpp"
+
+namespace tilekit::host {
+
+// Cache sizes from sysfs (Linux), falling back to sysconf, then to common defaults.
+struct CpuCaches {
+  std::size_t l1d = 32 * 1024, l2 = 1024 * 1024, l3 = 32 * 1024 * 1024;
+  int line = 64;
+};
+CpuCaches detect_caches();
+std::string cpu_model_name();
+// fp32 lanes of the widest vector unit this binary may use (runtime check of AVX-512/AVX2).
+int simd_lanes_f32();
+
+// Fills a DeviceInfo for the host CPU: scratch_bytes is the L2, the level CPU tiles target.
+DeviceInfo cpu_device_info(int threads);
+
+class HostBackend : public Backend {
+ public:
+  void* allocate(std::size_t bytes) override;
+  void deallocate(void* p) noexcept override;
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) override;
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override;
+  void device_copy(void* dst, const void* src, std::size_t bytes) override;
+};
+
+}  // namespace tilekit::host
+
+namespace tilekit::host {
+// Cache-blocking tile for a CPU, derived from the caches in `info` the way a GPU backend
+// derives its tile from shared memory per block: gemm blocks of A, B and C share half the
+// L2; transpose and conv2d tiles (with their halo) take half the L1.
+TileConfig auto_cpu_tile(const DeviceInfo& info, const Problem& p);
+// Validates an explicit tile against the L2 (what `scratch_bytes` reports for CPUs).
+TileConfig resolve_cpu_tile(const Backend& be, const Problem& p, const TileConfig& requested);
+}  // namespace tilekit::host

@@ -1,0 +1,92 @@
+// The one interface every backend implements. A backend owns its memory (host heap, a
+// Kokkos memory space, CUDA/HIP device memory), its streams and its timers; tilekit's front
+// end (ops.hpp) validates every call before it reaches a backend, so kernels may assume
+// consistent shapes, ld >= cols, and a tile that fits.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tilekit/types.hpp"
+
+namespace tilekit {
+
+// The shape of one call, as tile choice sees it. conv2d: m = H, n = W, k = R.
+// transpose: m = rows, n = cols, k = 0.
+struct Problem {
+  Op op;
+  DType dtype;
+  index_t m = 0, n = 0, k = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  Backend() = default;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
+  virtual std::string name() const = 0;
+  virtual const DeviceInfo& info() const = 0;
+  // Compiled but unusable here (no GPU, no driver): available() is false and the reason says why.
+  virtual bool available() const { return true; }
+  virtual std::string unavailable_reason() const { return {}; }
+  // Higher wins when the caller asks for "the best available backend".
+  virtual int priority() const = 0;
+  virtual std::vector<Variant> variants() const {
+    return {Variant::naive, Variant::tiled, Variant::optimized};
+  }
+  bool supports(Variant v) const;
+
+  // ---- memory (bytes; pointers are backend memory, host pointers are ordinary host memory)
+  virtual void* allocate(std::size_t bytes) = 0;
+  virtual void deallocate(void* p) noexcept = 0;
+  virtual void copy_to_device(void* dst, const void* host_src, std::size_t bytes) = 0;
+  virtual void copy_to_host(void* host_dst, const void* src, std::size_t bytes) = 0;
+  // Device-to-device copy: the "memcpy" peer for bandwidth-bound operations.
+  virtual void device_copy(void* dst, const void* src, std::size_t bytes) = 0;
+  virtual void synchronize() {}
+
+  // Seconds taken by the backend work that fn enqueues, measured with the backend's own
+  // clock (device events on GPUs). The default synchronizes around a host steady clock.
+  virtual double time_seconds(const std::function<void()>& fn);
+
+  // ---- tiles
+  // The tile a call will use: `requested` validated against the device (throws tilekit::Error
+  // naming the tile's scratch bytes and the device's limit), or an automatic choice derived
+  // from info() when requested.is_auto().
+  virtual TileConfig resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const = 0;
+  // One line on how the call would be launched (block shape, scratch bytes, occupancy...).
+  virtual std::string describe_launch(Variant, const Problem&, const TileConfig&) const { return {}; }
+
+  // ---- kernels (front end guarantees validity; empty problems never reach here)
+  virtual void gemm(Variant, const GemmArgs<float>&, const TileConfig&) = 0;
+  virtual void gemm(Variant, const GemmArgs<double>&, const TileConfig&) = 0;
+  virtual void transpose(Variant, const TransposeArgs<float>&, const TileConfig&) = 0;
+  virtual void transpose(Variant, const TransposeArgs<double>&, const TileConfig&) = 0;
+  virtual void conv2d(Variant, const Conv2dArgs<float>&, const TileConfig&) = 0;
+  virtual void conv2d(Variant, const Conv2dArgs<double>&, const TileConfig&) = 0;
+
+  // ---- peers timed beside the kernels in `tilekit compare` ("" = this backend has none)
+  virtual std::string gemm_peer_name() const { return {}; }
+  virtual void gemm_peer(const GemmArgs<float>&);
+  virtual void gemm_peer(const GemmArgs<double>&);
+  virtual std::string copy_peer_name() const { return "memcpy"; }
+};
+
+// ---- the registry: backends compiled into this build, chosen by name at run time
+// Every backend tilekit knows of, in the order of its registration table, compiled or not.
+std::vector<std::string> known_backends();
+// Those compiled into this build (serial always).
+std::vector<std::string> compiled_backends();
+// The backend called `name`. Throws tilekit::Error when the name is unknown, the backend was
+// not compiled in (naming the CMake option), or it is compiled but unavailable here.
+Backend& backend(const std::string& name);
+// Compiled backend objects, available or not (for `info` and the test suite).
+Backend* find_backend(const std::string& name);  // nullptr when not compiled
+// The available backend with the highest priority.
+Backend& best_backend();
+
+}  // namespace tilekit

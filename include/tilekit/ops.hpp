@@ -1,0 +1,42 @@
+// The operations. Each call validates everything first (shapes, ownership, variant, tile)
+// and throws tilekit::Error before any output is touched; then the backend runs the kernel.
+// Calls are asynchronous on GPU backends: synchronize() or download() to wait.
+#pragma once
+
+#include "tilekit/matrix.hpp"
+
+namespace tilekit {
+
+// C = alpha * A * B + beta * C, A: m x k, B: k x n, C: m x n. beta == 0 ignores C's contents
+// (NaN included); k == 0 gives C = beta * C.
+template <class T>
+void gemm(Variant v, T alpha, const Matrix<T>& a, const Matrix<T>& b, T beta, Matrix<T>& c,
+          const TileConfig& tile = {});
+
+// out = in^T, out-of-place; out must be cols x rows of in.
+template <class T>
+void transpose(Variant v, const Matrix<T>& in, Matrix<T>& out, const TileConfig& tile = {});
+
+// out = in (*) filter: H x W input, odd R x R filter (1 <= R <= kMaxFilter), zero padding,
+// out the same size as in. Cross-correlation orientation (no filter flip), as in PMPP ch. 7.
+inline constexpr int kMaxFilter = 31;
+template <class T>
+void conv2d(Variant v, const Matrix<T>& in, const Matrix<T>& filter, Matrix<T>& out,
+            const TileConfig& tile = {});
+
+// The tile a call would use (after validation), for reports.
+TileConfig resolve_tile(Backend& be, Variant v, const Problem& p, const TileConfig& requested);
+
+// Useful FLOPs and compulsory bytes of a problem (inputs read once, output written once),
+// the numbers every GFLOP/s and GB/s figure in tilekit is computed from.
+double useful_flops(const Problem& p, bool beta_nonzero = false);
+double compulsory_bytes(const Problem& p, bool beta_nonzero = false);
+
+// The scratch bytes a tile needs for the textbook layout of each operation (used by tile
+// validation in every backend so the numbers in error messages agree).
+std::size_t tile_scratch_bytes(const Problem& p, const TileConfig& t);
+// Throws "tile RxC[xD] needs N bytes of scratch, but <where> offers M bytes".
+void check_tile_fits(const Problem& p, const TileConfig& t, std::size_t available,
+                     const std::string& where);
+
+}  // namespace tilekit

@@ -1,0 +1,54 @@
+// Runs one (backend, variant or peer, operation) on generated inputs: verifies against the
+// double-precision reference, then times it the same way for every backend (one warm-up,
+// then the median of the timed repetitions, each measured by the backend's own clock).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tilekit/tilekit.hpp"
+#include "tilekit/verify.hpp"
+
+namespace tilekit::cli {
+
+// Host inputs and the reference for one problem, built once and shared by every row that
+// computes it (the reference of a large gemm costs more than most of the rows).
+struct Workload {
+  Problem problem;
+  std::uint64_t seed = 0;
+  std::vector<double> a, b, filter;  // inputs as drawn (double; narrowed per dtype on upload)
+  std::shared_ptr<verify::Reference> reference;
+  static Workload make(const Problem& p, std::uint64_t seed);
+};
+
+struct RunOptions {
+  int reps = 10;             // timed repetitions (at least one always runs)
+  double time_budget = 3.0;  // stop repeating once this many timed seconds have accumulated
+  TileConfig tile;           // auto by default
+};
+
+struct RunResult {
+  std::string backend, variant, device;  // variant is the peer's name for peer rows
+  bool peer = false;
+  Problem problem{};
+  TileConfig tile;
+  std::string launch;
+  int reps = 0;
+  double seconds = 0, min_seconds = 0, max_seconds = 0;
+  double gflops = 0, gbps = 0;
+  bool verified = false;
+  double rel_error = 0;
+  std::string check;
+  nlohmann::json to_json() const;
+};
+
+RunResult run_variant(Backend& be, Variant v, const Workload& w, const RunOptions& o);
+// The backend's peer for this operation: its gemm library, or a device copy of the bytes a
+// bandwidth-bound operation must move. Throws when the backend has none.
+RunResult run_peer(Backend& be, const Workload& w, const RunOptions& o);
+bool has_peer(const Backend& be, Op op);
+
+}  // namespace tilekit::cli

@@ -1,0 +1,152 @@
+// Front end of every operation: validate, resolve the tile, then hand over to the backend.
+// Nothing reaches a kernel (so no output is written) until every check has passed.
+#include <fmt/format.h>
+
+#include "tilekit/ops.hpp"
+
+namespace tilekit {
+namespace {
+
+template <class T>
+void check_owner(Backend& be, const Matrix<T>& m, const char* what) {
+  if (m.backend() != &be)
+    throw Error(fmt::format("matrix {} belongs to backend '{}', not '{}'", what,
+                            m.backend() ? m.backend()->name() : std::string("(none)"), be.name()));
+}
+
+void check_variant(Backend& be, Variant v) {
+  if (!be.supports(v)) {
+    std::string list;
+    for (auto s : be.variants()) list += (list.empty() ? "" : ", ") + std::string(to_string(s));
+    throw Error(fmt::format("backend '{}' has no '{}' variant (it offers: {})", be.name(), to_string(v), list));
+  }
+}
+
+// Kernels index with 32-bit integers on GPUs; refuse what they could not address.
+void check_addressable(index_t elements, const char* what) {
+  if (elements >= (index_t(1) << 31))
+    throw Error(fmt::format("matrix {} has {} elements; tilekit supports fewer than 2^31 per matrix", what, elements));
+}
+
+template <class T>
+Backend& common_backend(const Matrix<T>& out, const char* name) {
+  if (!out.backend()) throw Error(fmt::format("output matrix {} was never allocated", name));
+  return *out.backend();
+}
+
+}  // namespace
+
+TileConfig resolve_tile(Backend& be, Variant v, const Problem& p, const TileConfig& t) {
+  if (t.rows < 0 || t.cols < 0 || t.depth < 0)
+    throw Error(fmt::format("tile sizes must be non-negative, got {}x{}x{}", t.rows, t.cols, t.depth));
+  if (!t.is_auto() && (t.rows == 0 || t.cols == 0 || (p.op == Op::gemm && t.depth == 0)))
+    throw Error(fmt::format("an explicit {} tile needs rows, cols{} all positive, got {}x{}x{}", to_string(p.op),
+                            p.op == Op::gemm ? " and depth" : "", t.rows, t.cols, t.depth));
+  return be.resolve_tile(v, p, t);
+}
+
+template <class T>
+void gemm(Variant v, T alpha, const Matrix<T>& a, const Matrix<T>& b, T beta, Matrix<T>& c, const TileConfig& tile) {
+  Backend& be = common_backend(c, "C");
+  check_owner(be, a, "A");
+  check_owner(be, b, "B");
+  check_variant(be, v);
+  if (a.cols() != b.rows() || a.rows() != c.rows() || b.cols() != c.cols())
+    throw Error(fmt::format("gemm shapes do not match: A is {}x{}, B is {}x{}, C is {}x{} (need A: m x k, B: k x n, C: m x n)",
+                            a.rows(), a.cols(), b.rows(), b.cols(), c.rows(), c.cols()));
+  for (auto [m, name] : {std::pair{&a, "A"}, std::pair{&b, "B"}, std::pair{(const Matrix<T>*)&c, "C"}})
+    check_addressable(m->storage_elements(), name);
+  Problem p{Op::gemm, dtype_of<T>(), c.rows(), c.cols(), a.cols()};
+  TileConfig t = resolve_tile(be, v, p, tile);
+  if (c.empty()) return;
+  be.gemm(v, GemmArgs<T>{p.m, p.n, p.k, alpha, a.data(), a.ld(), b.data(), b.ld(), beta, c.data(), c.ld()}, t);
+}
+
+template <class T>
+void transpose(Variant v, const Matrix<T>& in, Matrix<T>& out, const TileConfig& tile) {
+  Backend& be = common_backend(out, "out");
+  check_owner(be, in, "in");
+  check_variant(be, v);
+  if (out.rows() != in.cols() || out.cols() != in.rows())
+    throw Error(fmt::format("transpose shapes do not match: in is {}x{}, out is {}x{} (need {}x{})", in.rows(),
+                            in.cols(), out.rows(), out.cols(), in.cols(), in.rows()));
+  check_addressable(in.storage_elements(), "in");
+  check_addressable(out.storage_elements(), "out");
+  Problem p{Op::transpose, dtype_of<T>(), in.rows(), in.cols(), 0};
+  TileConfig t = resolve_tile(be, v, p, tile);
+  if (in.empty()) return;
+  be.transpose(v, TransposeArgs<T>{in.rows(), in.cols(), in.data(), in.ld(), out.data(), out.ld()}, t);
+}
+
+template <class T>
+void conv2d(Variant v, const Matrix<T>& in, const Matrix<T>& filter, Matrix<T>& out, const TileConfig& tile) {
+  Backend& be = common_backend(out, "out");
+  check_owner(be, in, "in");
+  check_owner(be, filter, "filter");
+  check_variant(be, v);
+  const index_t r = filter.rows();
+  if (filter.cols() != r || r % 2 == 0 || r < 1 || r > kMaxFilter)
+    throw Error(fmt::format("conv2d filter must be square with an odd size from 1 to {}, got {}x{}", kMaxFilter,
+                            filter.rows(), filter.cols()));
+  if (filter.ld() != r)
+    throw Error(fmt::format("conv2d filter must be densely stored (ld {} != {})", filter.ld(), r));
+  if (out.rows() != in.rows() || out.cols() != in.cols())
+    throw Error(fmt::format("conv2d output must match the input: in is {}x{}, out is {}x{}", in.rows(), in.cols(),
+                            out.rows(), out.cols()));
+  check_addressable(in.storage_elements(), "in");
+  check_addressable(out.storage_elements(), "out");
+  Problem p{Op::conv2d, dtype_of<T>(), in.rows(), in.cols(), r};
+  TileConfig t = resolve_tile(be, v, p, tile);
+  if (in.empty()) return;
+  be.conv2d(v, Conv2dArgs<T>{in.rows(), in.cols(), in.data(), in.ld(), filter.data(), int(r), out.data(), out.ld()}, t);
+}
+
+double useful_flops(const Problem& p, bool beta_nonzero) {
+  const double m = double(p.m), n = double(p.n), k = double(p.k);
+  switch (p.op) {
+    case Op::gemm: return 2.0 * m * n * k + (beta_nonzero ? 3.0 : 1.0) * m * n;
+    case Op::transpose: return 0;
+    case Op::conv2d: return 2.0 * m * n * k * k;
+  }
+  return 0;
+}
+
+double compulsory_bytes(const Problem& p, bool beta_nonzero) {
+  const double e = double(size_of(p.dtype)), m = double(p.m), n = double(p.n), k = double(p.k);
+  switch (p.op) {
+    case Op::gemm: return e * (m * k + k * n + (beta_nonzero ? 2.0 : 1.0) * m * n);
+    case Op::transpose: return e * 2.0 * m * n;
+    case Op::conv2d: return e * (2.0 * m * n + k * k);
+  }
+  return 0;
+}
+
+std::size_t tile_scratch_bytes(const Problem& p, const TileConfig& t) {
+  const std::size_t e = size_of(p.dtype), r = std::size_t(t.rows), c = std::size_t(t.cols), d = std::size_t(t.depth);
+  switch (p.op) {
+    case Op::gemm: return e * (r * d + d * c);                  // an A tile and a B tile
+    case Op::transpose: return e * r * c;                        // one input tile
+    case Op::conv2d: {
+      const std::size_t halo = std::size_t(p.k > 0 ? p.k - 1 : 0);
+      return e * (r + halo) * (c + halo);                        // output tile plus halo
+    }
+  }
+  return 0;
+}
+
+void check_tile_fits(const Problem& p, const TileConfig& t, std::size_t available, const std::string& where) {
+  const std::size_t need = tile_scratch_bytes(p, t);
+  if (need > available)
+    throw Error(fmt::format("{} tile {} ({}) needs {} bytes of scratch, but {} offers {} bytes", to_string(p.op),
+                            t.str(), to_string(p.dtype), need, where, available));
+}
+
+#define TILEKIT_INSTANTIATE(T)                                                                         \
+  template void gemm<T>(Variant, T, const Matrix<T>&, const Matrix<T>&, T, Matrix<T>&, const TileConfig&); \
+  template void transpose<T>(Variant, const Matrix<T>&, Matrix<T>&, const TileConfig&);                    \
+  template void conv2d<T>(Variant, const Matrix<T>&, const Matrix<T>&, Matrix<T>&, const TileConfig&);
+TILEKIT_INSTANTIATE(float)
+TILEKIT_INSTANTIATE(double)
+#undef TILEKIT_INSTANTIATE
+
+}  // namespace tilekit
