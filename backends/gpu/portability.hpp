@@ -1,0 +1,129 @@
+// The one place that spells the GPU vendor's runtime. Everything else in backends/gpu is
+// written against the gpu* names below and compiles unchanged with nvcc (CUDA) and hipcc
+// (HIP, selected by __HIPCC__). Keep this header small: a name goes here only when CUDA and
+// HIP spell the same thing differently.
+#pragma once
+
+#include <string>
+
+#include "tilekit/types.hpp"
+
+#if defined(__HIPCC__)
+#include <hip/hip_runtime.h>
+
+#define TILEKIT_GPU_RUNTIME "HIP"
+using gpuError_t = hipError_t;
+using gpuStream_t = hipStream_t;
+using gpuEvent_t = hipEvent_t;
+using gpuDeviceProp_t = hipDeviceProp_t;
+using gpuMemcpyKind = hipMemcpyKind;
+inline constexpr gpuError_t gpuSuccess = hipSuccess;
+inline constexpr gpuMemcpyKind gpuMemcpyHostToDevice = hipMemcpyHostToDevice;
+inline constexpr gpuMemcpyKind gpuMemcpyDeviceToHost = hipMemcpyDeviceToHost;
+inline constexpr gpuMemcpyKind gpuMemcpyDeviceToDevice = hipMemcpyDeviceToDevice;
+#define gpuGetErrorString hipGetErrorString
+#define gpuGetErrorName hipGetErrorName
+#define gpuGetLastError hipGetLastError
+#define gpuGetDeviceCount hipGetDeviceCount
+#define gpuSetDevice hipSetDevice
+#define gpuGetDeviceProperties hipGetDeviceProperties
+#define gpuDeviceGetAttribute hipDeviceGetAttribute
+#define gpuDevAttrMaxSharedMemoryPerBlockOptin hipDeviceAttributeSharedMemPerBlockOptin
+#define gpuDevAttrMaxSharedMemoryPerMultiprocessor hipDeviceAttributeMaxSharedMemoryPerMultiprocessor
+#define gpuDevAttrMaxBlocksPerMultiprocessor hipDeviceAttributeMaxBlocksPerMultiprocessor
+#define gpuRuntimeGetVersion hipRuntimeGetVersion
+#define gpuDriverGetVersion hipDriverGetVersion
+#define gpuMalloc hipMalloc
+#define gpuFree hipFree
+#define gpuMemcpyAsync hipMemcpyAsync
+#define gpuMemcpyToSymbolAsync(sym, src, bytes, offset, kind, stream) \
+  hipMemcpyToSymbolAsync(HIP_SYMBOL(sym), src, bytes, offset, kind, stream)
+#define gpuStreamCreateNonBlocking(s) hipStreamCreateWithFlags(s, hipStreamNonBlocking)
+#define gpuStreamDestroy hipStreamDestroy
+#define gpuStreamSynchronize hipStreamSynchronize
+#define gpuEventCreate hipEventCreate
+#define gpuEventDestroy hipEventDestroy
+#define gpuEventRecord hipEventRecord
+#define gpuEventSynchronize hipEventSynchronize
+#define gpuEventElapsedTime hipEventElapsedTime
+#define gpuFuncSetMaxDynamicSharedMemory(func, bytes) \
+  hipFuncSetAttribute(reinterpret_cast<const void*>(func), hipFuncAttributeMaxDynamicSharedMemorySize, int(bytes))
+#define gpuOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
+#define gpuFuncGetAttributes hipFuncGetAttributes
+using gpuFuncAttributes = hipFuncAttributes;
+
+#else  // CUDA
+#include <cuda_runtime.h>
+
+#define TILEKIT_GPU_RUNTIME "CUDA"
+using gpuError_t = cudaError_t;
+using gpuStream_t = cudaStream_t;
+using gpuEvent_t = cudaEvent_t;
+using gpuDeviceProp_t = cudaDeviceProp;
+using gpuMemcpyKind = cudaMemcpyKind;
+inline constexpr gpuError_t gpuSuccess = cudaSuccess;
+inline constexpr gpuMemcpyKind gpuMemcpyHostToDevice = cudaMemcpyHostToDevice;
+inline constexpr gpuMemcpyKind gpuMemcpyDeviceToHost = cudaMemcpyDeviceToHost;
+inline constexpr gpuMemcpyKind gpuMemcpyDeviceToDevice = cudaMemcpyDeviceToDevice;
+#define gpuGetErrorString cudaGetErrorString
+#define gpuGetErrorName cudaGetErrorName
+#define gpuGetLastError cudaGetLastError
+#define gpuGetDeviceCount cudaGetDeviceCount
+#define gpuSetDevice cudaSetDevice
+#define gpuGetDeviceProperties cudaGetDeviceProperties
+#define gpuDeviceGetAttribute cudaDeviceGetAttribute
+#define gpuDevAttrMaxSharedMemoryPerBlockOptin cudaDevAttrMaxSharedMemoryPerBlockOptin
+#define gpuDevAttrMaxSharedMemoryPerMultiprocessor cudaDevAttrMaxSharedMemoryPerMultiprocessor
+#define gpuDevAttrMaxBlocksPerMultiprocessor cudaDevAttrMaxBlocksPerMultiprocessor
+#define gpuRuntimeGetVersion cudaRuntimeGetVersion
+#define gpuDriverGetVersion cudaDriverGetVersion
+#define gpuMalloc cudaMalloc
+#define gpuFree cudaFree
+#define gpuMemcpyAsync cudaMemcpyAsync
+#define gpuMemcpyToSymbolAsync(sym, src, bytes, offset, kind, stream) \
+  cudaMemcpyToSymbolAsync(sym, src, bytes, offset, kind, stream)
+#define gpuStreamCreateNonBlocking(s) cudaStreamCreateWithFlags(s, cudaStreamNonBlocking)
+#define gpuStreamDestroy cudaStreamDestroy
+#define gpuStreamSynchronize cudaStreamSynchronize
+#define gpuEventCreate cudaEventCreate
+#define gpuEventDestroy cudaEventDestroy
+#define gpuEventRecord cudaEventRecord
+#define gpuEventSynchronize cudaEventSynchronize
+#define gpuEventElapsedTime cudaEventElapsedTime
+#define gpuFuncSetMaxDynamicSharedMemory(func, bytes) \
+  cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes))
+#define gpuOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
+#define gpuFuncGetAttributes cudaFuncGetAttributes
+using gpuFuncAttributes = cudaFuncAttributes;
+#endif
+
+namespace tilekit::gpu {
+
+// Turns a failed runtime call into tilekit::DeviceError carrying the vendor's own message and
+// the call that failed, so `tilekit` can print "device error: cudaMalloc(...): out of memory".
+[[noreturn]] inline void throw_gpu_error(gpuError_t e, const char* what, const char* file, int line) {
+  throw DeviceError(std::string(what) + ": " + gpuGetErrorName(e) + ": " + gpuGetErrorString(e) + " (" + file +
+                    ":" + std::to_string(line) + ")");
+}
+
+}  // namespace tilekit::gpu
+
+#define TILEKIT_GPU_CHECK(expr)                                                           \
+  do {                                                                                    \
+    const gpuError_t tilekit_gpu_err_ = (expr);                                           \
+    if (tilekit_gpu_err_ != gpuSuccess)                                                   \
+      ::tilekit::gpu::throw_gpu_error(tilekit_gpu_err_, #expr, __FILE__, __LINE__);       \
+  } while (0)
+
+// After every kernel launch: a bad configuration (too many threads, too much shared memory)
+// is only reported by the next runtime call, which would blame the wrong line.
+#define TILEKIT_GPU_CHECK_LAUNCH(kernel_name)                                             \
+  do {                                                                                    \
+    const gpuError_t tilekit_gpu_err_ = gpuGetLastError();                                \
+    if (tilekit_gpu_err_ != gpuSuccess)                                                   \
+      ::tilekit::gpu::throw_gpu_error(tilekit_gpu_err_, "launch of " kernel_name, __FILE__, __LINE__); \
+  } while (0)
+
+// Launch bounds are spelled the same by both compilers; the macro documents the intent
+// (the maximum block size a kernel is compiled for) and is the single place to change it.
+#define TILEKIT_LAUNCH_BOUNDS(max_threads) __launch_bounds__(max_threads)
