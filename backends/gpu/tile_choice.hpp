@@ -1,0 +1,85 @@
+// Tile and launch-shape choice for the GPU backends (cuda and hip), as pure host C++: no CUDA
+// or HIP header is included, so it compiles with any C++17 compiler and is unit-tested with
+// the properties of devices the test machine does not have (an H200, an MI250X).
+//
+// The API in three steps:
+//   1. Describe a device with DeviceProps (the backend fills it from cudaGetDeviceProperties /
+//      hipGetDeviceProperties; DeviceProps::h200() and ::mi250x() are datasheet examples).
+//   2. plan_launch(props, variant, problem, requested) validates an explicit tile or chooses
+//      one, and returns the LaunchPlan the kernels are launched with: tile, block shape,
+//      shared-memory bytes, whether that needs the opt-in above the default per-block limit,
+//      and the occupancy estimate_occupancy() predicts. It throws tilekit::Error for a tile
+//      the device cannot run (with both sizes in the message).
+//   3. estimate_occupancy() is also usable alone: blocks per SM from the thread, block-count,
+//      shared-memory and register limits, and which one binds.
+//
+// Nothing here assumes a warp of 32: block sizes are rounded to props.warp_size (64 on AMD).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "tilekit/backend.hpp"
+
+namespace tilekit::gpu {
+
+struct DeviceProps {
+  std::string name;
+  int cc_major = 0, cc_minor = 0;         // compute capability (CUDA) / gfx major, minor (HIP)
+  int sm_count = 1;                       // SMs (NVIDIA) or CUs (AMD)
+  int warp_size = 32;                     // 64 on AMD CDNA
+  int max_threads_per_block = 1024;
+  int max_threads_per_sm = 2048;
+  int max_blocks_per_sm = 32;
+  int regs_per_sm = 65536;                // 32-bit registers
+  int regs_per_block = 65536;
+  int max_regs_per_thread = 255;
+  std::size_t smem_per_block = 48 * 1024;        // default limit of one block
+  std::size_t smem_per_block_optin = 48 * 1024;  // largest a kernel may opt in to
+  std::size_t smem_per_sm = 64 * 1024;
+  std::size_t smem_reserved_per_block = 0;       // runtime's own use per block (1 KiB on sm_80+)
+  std::size_t l2_bytes = 0;
+
+  static DeviceProps h200();    // NVIDIA H200 SXM (sm_90), as cudaGetDeviceProperties reports it
+  static DeviceProps mi250x();  // AMD MI250X, one GCD (gfx90a): wavefront 64, 64 KiB LDS, 110 CUs
+};
+
+struct Occupancy {
+  int blocks_per_sm = 0;   // resident blocks of this kernel per SM
+  int warps_per_sm = 0;
+  double fraction = 0;     // resident threads / max_threads_per_sm
+  std::string limiter;     // "threads", "blocks", "shared memory" or "registers"
+};
+
+// threads_per_block > 0; smem_bytes: static + dynamic shared memory of one block;
+// regs_per_thread: as ptxas/the runtime reports (0 = unknown, register limit ignored).
+Occupancy estimate_occupancy(const DeviceProps& d, int threads_per_block, std::size_t smem_bytes,
+                             int regs_per_thread);
+
+struct LaunchPlan {
+  std::string kernel;              // e.g. "gemm_optimized<128,128,8; 8x8 per thread>"
+  TileConfig tile;                 // what resolve_tile reports ({} for naive kernels)
+  int block_x = 1, block_y = 1;    // threads per block
+  std::size_t smem_bytes = 0;      // shared memory per block, static + dynamic
+  std::size_t dynamic_smem_bytes = 0;  // the part passed at launch (extern __shared__)
+  bool needs_optin = false;        // dynamic_smem_bytes above props.smem_per_block
+  int regs_estimate = 0;           // registers per thread, from `nvcc -Xptxas -v` on sm_90
+  int outputs_per_thread = 1;
+  Occupancy occupancy;             // estimate_occupancy(props, threads, smem, regs_estimate)
+  int threads() const { return block_x * block_y; }
+};
+
+LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const TileConfig& requested);
+
+// Compile-time tile shapes of the kernels that are templated on their tile (the optimized
+// gemm and transpose): explicit tiles for those variants must be one of these.
+std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t);
+
+// conv2d: the optimized kernel is unrolled for filters up to this size; larger filters run
+// the tiled kernel's code path (the plan's kernel name says so).
+inline constexpr int kConvUnrolledMaxFilter = 15;
+// conv2d optimized: output rows each thread computes (its register window).
+inline constexpr int kConvRowsPerThread = 8;
+
+}  // namespace tilekit::gpu

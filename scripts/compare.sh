@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The main job, from a fresh clone: install what is missing, build, and compare every backend
+# this machine has, side by side. Arguments go to `tilekit compare` (e.g. gemm --size 2048).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bash "$root/scripts/setup-debian.sh"
+bash "$root/scripts/configure.sh" >/dev/null
+"$root/build/tilekit" info | head -2
+exec "$root/build/tilekit" compare "$@"

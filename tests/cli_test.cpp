@@ -1,0 +1,80 @@
+// The tilekit program's contract: exit codes (0 verified, 1 verification failed, 2 bad usage)
+// and exactly one JSON object from `run --json`.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(TILEKIT_PROGRAM) + " " + args + " 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(Cli, RunVerifiesAndPrintsOneJsonObject) {
+  auto r = run("run gemm --backend serial --variant tiled --m 37 --n 29 --k 41 --reps 2 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);  // throws if there is anything but one object
+  for (const char* key : {"op", "backend", "variant", "dtype", "m", "n", "k", "seconds", "gflops", "gbps",
+                          "verified", "rel_error"})
+    EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["m"], 37);
+  EXPECT_EQ(j["k"], 41);
+  EXPECT_EQ(j["verified"], true);
+  EXPECT_GT(j["gflops"].get<double>(), 0);
+}
+
+TEST(Cli, EveryOperationRunsWithDoubles) {
+  EXPECT_EQ(run("run transpose --backend serial --variant naive --m 31 --n 17 --dtype double --reps 1").code, 0);
+  EXPECT_EQ(run("run conv2d --backend serial --variant tiled --size 45 --k 7 --reps 1").code, 0);
+}
+
+TEST(Cli, BadUsageExitsWithTwo) {
+  EXPECT_EQ(run("run gemm --backend nosuch --size 8").code, 2);
+  EXPECT_EQ(run("run gemm --backend serial --variant fastest --size 8").code, 2);
+  EXPECT_EQ(run("run gemm --backend serial --variant optimized --size 8").code, 2);
+  EXPECT_EQ(run("run gemm --backend serial --m -3 --n 4 --k 5").code, 2);
+  EXPECT_EQ(run("run gemm --backend serial --m 3").code, 2);
+  EXPECT_EQ(run("run gemm --backend serial --variant tiled --size 8 --tile 9000,9000,9000").code, 2);
+  EXPECT_EQ(run("run conv2d --backend serial --size 8 --k 4").code, 2);
+  EXPECT_EQ(run("run nosuchop --size 8").code, 2);
+  EXPECT_EQ(run("frobnicate").code, 2);
+}
+
+TEST(Cli, InfoListsSerial) {
+  auto r = run("info");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("[serial]"), std::string::npos);
+}
+
+TEST(Cli, CompareWritesJsonRowsForEveryVariantAndPeer) {
+  const std::string file = testing::TempDir() + "tilekit_compare.json";
+  auto r = run("compare transpose --backends serial --size 64 --reps 1 --json " + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("vs naive"), std::string::npos);
+  FILE* f = fopen(file.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  std::string text;
+  std::array<char, 4096> buf;
+  while (std::size_t n = fread(buf.data(), 1, buf.size(), f)) text.append(buf.data(), n);
+  fclose(f);
+  const auto j = nlohmann::json::parse(text);
+  ASSERT_EQ(j.size(), 3u);  // naive, tiled, and the memcpy peer
+  for (const auto& row : j) EXPECT_EQ(row["verified"], true);
+}
+
+}  // namespace

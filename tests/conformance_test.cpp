@@ -1,0 +1,213 @@
+// The conformance suite: every case below runs for every compiled backend x variant x element
+// type, so a backend is covered the moment it registers. GPU backends without a device skip
+// with the runtime's reason.
+#include <random>
+
+#include "harness.hpp"
+
+namespace tilekit::test {
+namespace {
+
+class Conformance : public testing::TestWithParam<Param> {
+ protected:
+  void SetUp() override { be_ = backend_or_skip(GetParam()); }
+  Variant v() const { return GetParam().variant; }
+  Backend* be_ = nullptr;
+};
+
+#define TILEKIT_BODY \
+  if (!be_) return;  \
+  const auto& P = GetParam();
+
+// ---------------------------------------------------------------- gemm
+template <class T>
+void gemm_cases(Backend& be, Variant v, const std::vector<GemmCase>& cases) {
+  std::uint64_t seed = base_seed();
+  for (const auto& g : cases) check_gemm<T>(be, v, g, seed++);
+}
+
+TEST_P(Conformance, GemmOneByOne) {
+  TILEKIT_BODY
+  TILEKIT_DISPATCH_DTYPE(P, gemm_cases, *be_, v(), {{1, 1, 1}, {1, 1, 1, 2.0, 0.5}});
+}
+
+TEST_P(Conformance, GemmEmptyDimensions) {
+  TILEKIT_BODY
+  // m or n = 0: nothing to write. k = 0: C = beta * C (beta = 0 gives zeros over NaN).
+  TILEKIT_DISPATCH_DTYPE(P, gemm_cases, *be_, v(),
+                         {{0, 5, 7}, {5, 0, 7}, {0, 0, 0}, {6, 5, 0, 1.0, 0.0}, {6, 5, 0, 1.0, 2.5}, {3, 4, 0, 0.5, 1.0}});
+}
+
+TEST_P(Conformance, GemmPrimes) {
+  TILEKIT_BODY
+  TILEKIT_DISPATCH_DTYPE(P, gemm_cases, *be_, v(), {{97, 89, 83}, {13, 7, 131}, {127, 131, 137}});
+}
+
+TEST_P(Conformance, GemmNonMultiplesOfTiles) {
+  TILEKIT_BODY
+  // One past and one short of every power of two a tile is likely to use (8 ... 256).
+  TILEKIT_DISPATCH_DTYPE(P, gemm_cases, *be_, v(),
+                         {{9, 17, 33}, {65, 129, 31}, {127, 63, 257}, {257, 255, 129}, {200, 300, 100}});
+}
+
+TEST_P(Conformance, GemmFullTiles) {
+  TILEKIT_BODY
+  TILEKIT_DISPATCH_DTYPE(P, gemm_cases, *be_, v(), {{256, 256, 256}, {128, 512, 64}});
+}
+
+TEST_P(Conformance, GemmTallSkinnyAndShortWide) {
+  TILEKIT_BODY
+  TILEKIT_DISPATCH_DTYPE(P, gemm_cases, *be_, v(),
+                         {{1000, 3, 17}, {3, 1000, 17}, {1, 1, 999}, {77, 65, 1}, {1, 513, 40}, {513, 1, 40}});
+}
+
+TEST_P(Conformance, GemmLeadingDimensions) {
+  TILEKIT_BODY
+  // ld > cols on each operand in turn and together; odd pads break any 16-byte alignment.
+  TILEKIT_DISPATCH_DTYPE(P, gemm_cases, *be_, v(),
+                         {{33, 45, 27, 1, 0, 3, 0, 0},
+                          {33, 45, 27, 1, 0, 0, 5, 0},
+                          {33, 45, 27, 1, 0, 0, 0, 7},
+                          {64, 64, 64, 1, 0, 1, 1, 1},
+                          {128, 96, 80, 1, 0, 4, 8, 12}});
+}
+
+TEST_P(Conformance, GemmAlphaBeta) {
+  TILEKIT_BODY
+  TILEKIT_DISPATCH_DTYPE(P, gemm_cases, *be_, v(),
+                         {{41, 37, 29, 1.0, 0.0},
+                          {41, 37, 29, -0.5, 0.0},
+                          {41, 37, 29, 1.0, 1.0},
+                          {41, 37, 29, 2.0, -1.5},
+                          {41, 37, 29, 0.0, 0.75},
+                          {150, 70, 90, 0.25, 3.0}});
+}
+
+TEST_P(Conformance, GemmRandomShapes) {
+  TILEKIT_BODY
+  std::mt19937_64 gen(base_seed());
+  std::uniform_int_distribution<int> dim(1, 200), pad(0, 3), coin(0, 1);
+  std::vector<GemmCase> cases;
+  for (int i = 0; i < 12; ++i)
+    cases.push_back({dim(gen), dim(gen), dim(gen), coin(gen) ? 1.0 : -0.75, coin(gen) ? 0.0 : 0.5, pad(gen), pad(gen),
+                     pad(gen)});
+  TILEKIT_DISPATCH_DTYPE(P, gemm_cases, *be_, v(), cases);
+}
+
+TEST_P(Conformance, GemmExplicitTile) {
+  TILEKIT_BODY
+  // The automatic tile for this problem, passed back explicitly, must validate and give the same answer.
+  const Problem p{Op::gemm, P.dtype, 70, 90, 110};
+  const TileConfig t = resolve_tile(*be_, v(), p, {});
+  if (t.is_auto()) GTEST_SKIP() << "variant has no tile";
+  GemmCase g{70, 90, 110};
+  g.tile = t;
+  TILEKIT_DISPATCH_DTYPE(P, gemm_cases, *be_, v(), {g});
+}
+
+// ---------------------------------------------------------------- transpose
+template <class T>
+void transpose_cases(Backend& be, Variant v, const std::vector<std::array<index_t, 4>>& cases) {
+  std::uint64_t seed = base_seed();
+  for (const auto& c : cases) check_transpose<T>(be, v, c[0], c[1], c[2], c[3], seed++);
+}
+
+TEST_P(Conformance, TransposeSmallAndEmpty) {
+  TILEKIT_BODY
+  TILEKIT_DISPATCH_DTYPE(P, transpose_cases, *be_, v(), {{{1, 1, 0, 0}, {0, 5, 0, 0}, {5, 0, 0, 0}, {1, 7, 0, 0}, {7, 1, 0, 0}}});
+}
+
+TEST_P(Conformance, TransposePrimesAndNonMultiples) {
+  TILEKIT_BODY
+  TILEKIT_DISPATCH_DTYPE(P, transpose_cases, *be_, v(),
+                         {{{97, 89, 0, 0}, {33, 65, 0, 0}, {1025, 31, 0, 0}, {31, 1025, 0, 0}, {255, 257, 0, 0}}});
+}
+
+TEST_P(Conformance, TransposeFullTilesAndSkinny) {
+  TILEKIT_BODY
+  TILEKIT_DISPATCH_DTYPE(P, transpose_cases, *be_, v(), {{{256, 512, 0, 0}, {1000, 3, 0, 0}, {3, 1000, 0, 0}}});
+}
+
+TEST_P(Conformance, TransposeLeadingDimensions) {
+  TILEKIT_BODY
+  TILEKIT_DISPATCH_DTYPE(P, transpose_cases, *be_, v(), {{{45, 67, 3, 0}, {45, 67, 0, 5}, {64, 64, 1, 1}, {128, 96, 4, 8}}});
+}
+
+TEST_P(Conformance, TransposeRandomShapes) {
+  TILEKIT_BODY
+  std::mt19937_64 gen(base_seed() + 7);
+  std::uniform_int_distribution<index_t> dim(1, 400), pad(0, 3);
+  std::vector<std::array<index_t, 4>> cases;
+  for (int i = 0; i < 12; ++i) cases.push_back({dim(gen), dim(gen), pad(gen), pad(gen)});
+  TILEKIT_DISPATCH_DTYPE(P, transpose_cases, *be_, v(), cases);
+}
+
+// ---------------------------------------------------------------- conv2d
+struct ConvCase {
+  index_t h, w;
+  int r;
+  index_t pad_in = 0, pad_out = 0;
+};
+
+template <class T>
+void conv_cases(Backend& be, Variant v, const std::vector<ConvCase>& cases) {
+  std::uint64_t seed = base_seed();
+  for (const auto& c : cases) check_conv2d<T>(be, v, c.h, c.w, c.r, c.pad_in, c.pad_out, seed++);
+}
+
+TEST_P(Conformance, Conv2dFilterSizes) {
+  TILEKIT_BODY
+  std::vector<ConvCase> cases;
+  for (int r : {1, 3, 5, 7, 9, 11, 13, 15, 31}) cases.push_back({67, 45, r});
+  TILEKIT_DISPATCH_DTYPE(P, conv_cases, *be_, v(), cases);
+}
+
+TEST_P(Conformance, Conv2dSmallAndEmpty) {
+  TILEKIT_BODY
+  // Images smaller than the filter: every tap of the halo is zero padding.
+  TILEKIT_DISPATCH_DTYPE(P, conv_cases, *be_, v(),
+                         {{1, 1, 1}, {1, 1, 5}, {0, 9, 3}, {9, 0, 3}, {3, 3, 7}, {1, 40, 3}, {40, 1, 5}, {2, 2, 31}});
+}
+
+TEST_P(Conformance, Conv2dPrimesAndNonMultiples) {
+  TILEKIT_BODY
+  TILEKIT_DISPATCH_DTYPE(P, conv_cases, *be_, v(), {{97, 89, 5}, {33, 65, 3}, {257, 129, 7}, {130, 250, 15}});
+}
+
+TEST_P(Conformance, Conv2dLeadingDimensions) {
+  TILEKIT_BODY
+  TILEKIT_DISPATCH_DTYPE(P, conv_cases, *be_, v(), {{45, 67, 5, 3, 0}, {45, 67, 5, 0, 5}, {64, 64, 3, 1, 1}});
+}
+
+TEST_P(Conformance, Conv2dRandomShapes) {
+  TILEKIT_BODY
+  std::mt19937_64 gen(base_seed() + 11);
+  std::uniform_int_distribution<index_t> dim(1, 300), pad(0, 3);
+  std::uniform_int_distribution<int> half(0, 7);
+  std::vector<ConvCase> cases;
+  for (int i = 0; i < 10; ++i) cases.push_back({dim(gen), dim(gen), 2 * half(gen) + 1, pad(gen), pad(gen)});
+  TILEKIT_DISPATCH_DTYPE(P, conv_cases, *be_, v(), cases);
+}
+
+// ---------------------------------------------------------------- determinism
+TEST_P(Conformance, RepeatedRunsAgreeBitwise) {
+  TILEKIT_BODY
+  // A moving result on the same inputs is a race (missing barrier) or an order-dependent reduction.
+  auto twice = [&](auto zero) {
+    using T = decltype(zero);
+    Matrix<T> a(*be_, 150, 130), b(*be_, 130, 170), c(*be_, 150, 170);
+    a.upload(verify::random_values<T>(std::size_t(a.storage_elements()), 1));
+    b.upload(verify::random_values<T>(std::size_t(b.storage_elements()), 2));
+    gemm<T>(v(), T(1), a, b, T(0), c);
+    const auto first = c.download();
+    gemm<T>(v(), T(1), a, b, T(0), c);
+    EXPECT_EQ(first, c.download());
+  };
+  if (P.dtype == DType::f32) twice(0.0f); else twice(0.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(AllBackends, Conformance, testing::ValuesIn(all_params()), param_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Conformance);
+
+}  // namespace
+}  // namespace tilekit::test

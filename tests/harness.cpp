@@ -1,0 +1,42 @@
+#include "harness.hpp"
+
+#include <cstdlib>
+
+namespace tilekit::test {
+
+std::vector<Param> all_params() {
+  std::vector<Param> ps;
+  for (const auto& name : compiled_backends()) {
+    Backend* be = find_backend(name);
+    for (Variant v : be->variants())
+      for (DType t : kAllDTypes) ps.push_back({name, v, t});
+  }
+  return ps;
+}
+
+std::string param_name(const testing::TestParamInfo<Param>& info) {
+  return fmt::format("{}_{}_{}", info.param.backend, to_string(info.param.variant), to_string(info.param.dtype));
+}
+
+Backend* backend_or_skip(const Param& p) {
+  Backend* be = find_backend(p.backend);
+  if (!be || !be->available()) {
+    // GTEST_SKIP returns from this function only; callers check for nullptr.
+    [&] { GTEST_SKIP() << "backend '" << p.backend << "' unavailable: " << (be ? be->unavailable_reason() : "not compiled"); }();
+    return nullptr;
+  }
+  return be;
+}
+
+std::uint64_t base_seed() {
+  if (const char* s = std::getenv("TILEKIT_TEST_SEED")) return std::strtoull(s, nullptr, 10);
+  return 20261121;
+}
+
+}  // namespace tilekit::test
+
+namespace tilekit::test {
+void PrintTo(const Param& p, std::ostream* os) {
+  *os << p.backend << "/" << to_string(p.variant) << "/" << to_string(p.dtype);
+}
+}  // namespace tilekit::test
