@@ -74,7 +74,7 @@ void conv2d_tiled(const Conv2dArgs<T>& a, const TileConfig& t) {
   const index_t tiles_r = (a.h + t.rows - 1) / t.rows, tiles_c = (a.w + t.cols - 1) / t.cols;
 #pragma omp parallel
   {
-    std::vector<T> tile(std::size_t((t.rows + a.r - 1) * sw));
+    std::vector<T> tile(std::size_t((t.rows + a.r - 1) * sw)), acc(std::size_t(t.cols));
 #pragma omp for schedule(static) collapse(2)
     for (index_t bi = 0; bi < tiles_r; ++bi)
       for (index_t bj = 0; bj < tiles_c; ++bj) {
@@ -86,14 +86,18 @@ void conv2d_tiled(const Conv2dArgs<T>& a, const TileConfig& t) {
             tile[std::size_t(y * sw + x)] =
                 (gy >= 0 && gy < a.h && gx >= 0 && gx < a.w) ? a.in[gy * a.ld_in + gx] : T(0);
           }
-        for (index_t i = 0; i < th; ++i)  // compute phase: no border checks
-          for (index_t j = 0; j < tw; ++j) {
-            T acc = 0;
-            for (index_t fi = 0; fi < a.r; ++fi)
-              for (index_t fj = 0; fj < a.r; ++fj)
-                acc += a.filter[fi * a.r + fj] * tile[std::size_t((i + fi) * sw + j + fj)];
-            a.out[(i0 + i) * a.ld_out + j0 + j] = acc;
-          }
+        // Compute phase, no border checks. Taps outermost and columns innermost: the inner loop
+        // is unit stride (it vectorizes), and each output still sums its taps in (fi, fj) order.
+        for (index_t i = 0; i < th; ++i) {
+          std::fill(acc.begin(), acc.begin() + tw, T(0));
+          for (index_t fi = 0; fi < a.r; ++fi)
+            for (index_t fj = 0; fj < a.r; ++fj) {
+              const T f = a.filter[fi * a.r + fj];
+              const T* src = tile.data() + (i + fi) * sw + fj;
+              for (index_t j = 0; j < tw; ++j) acc[std::size_t(j)] += f * src[j];
+            }
+          std::copy(acc.begin(), acc.begin() + tw, a.out + (i0 + i) * a.ld_out + j0);
+        }
       }
   }
 }
