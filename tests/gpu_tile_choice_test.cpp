@@ -1,0 +1,339 @@
+// The GPU backends' host-side tile choice (backends/gpu/tile_choice.hpp) checked with the
+// properties of GPUs this machine does not have: an NVIDIA H200 and AMD MI250X / MI300X. It is
+// plain C++, so every launch shape the cuda and hip backends could pick is validated here,
+// in every CI run, for both vendors: every block a whole number of warps (32) or wavefronts
+// (64) and within the thread limit, every tile within the shared memory (NVIDIA) or LDS (AMD,
+// 64 KiB per workgroup, no opt-in above it), and at least one block resident per SM/CU.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "gpu/tile_choice.hpp"
+#include "tilekit/ops.hpp"
+
+namespace tilekit::gpu {
+namespace {
+
+// ---- devices, as their runtimes report them -------------------------------------------------
+// Written out field by field (rather than taken from DeviceProps::h200()/mi250x()) so that a
+// change to those factories is checked against independent figures below.
+
+// NVIDIA H200 SXM, sm_90 (cudaGetDeviceProperties): 132 SMs, warp 32, 1024 threads per block,
+// 2048 threads and 32 blocks per SM, 64K 32-bit registers per SM and per block (255 per
+// thread), 48 KiB shared memory per block by default, 227 KiB with the opt-in attribute,
+// 228 KiB per SM of which the runtime reserves 1 KiB per block, 60 MiB L2.
+DeviceProps h200() {
+  DeviceProps d;
+  d.name = "NVIDIA H200";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  d.warp_size = 32;
+  d.max_threads_per_block = 1024;
+  d.max_threads_per_sm = 2048;
+  d.max_blocks_per_sm = 32;
+  d.regs_per_sm = 65536;
+  d.regs_per_block = 65536;
+  d.max_regs_per_thread = 255;
+  d.smem_per_block = 48 * 1024;
+  d.smem_per_block_optin = 227 * 1024;
+  d.smem_per_sm = 228 * 1024;
+  d.smem_reserved_per_block = 1024;
+  d.l2_bytes = 60u * 1024 * 1024;
+  return d;
+}
+
+// AMD Instinct MI250X, one GCD (gfx90a, CDNA2; HIP shows each GCD as a device): 110 CUs,
+// wavefront 64, 1024 threads per workgroup, 4 SIMDs per CU with at most 8 waves each
+// (LLVM's getMaxWavesPerEU for gfx90a) = 32 waves = 2048 threads per CU; 512 VGPRs per lane
+// per SIMD (256 architectural + 256 accumulation, unified on gfx90a) = 4 x 512 x 64 32-bit
+// registers per CU; 64 KiB LDS per CU, all of it usable by one workgroup and none beyond
+// (hipDeviceProp_t::sharedMemPerBlock = maxSharedMemoryPerMultiProcessor = 65536: AMD has no
+// opt-in); multi-wave workgroups are also limited to 16 per CU by barrier resources, which
+// the 32-wave limit always reaches first for them; 8 MiB L2 per GCD.
+DeviceProps mi250x() {
+  DeviceProps d;
+  d.name = "AMD Instinct MI250X";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 110;
+  d.warp_size = 64;
+  d.max_threads_per_block = 1024;
+  d.max_threads_per_sm = 2048;
+  d.max_blocks_per_sm = 32;
+  d.regs_per_sm = 4 * 512 * 64;
+  d.regs_per_block = 4 * 512 * 64;
+  d.max_regs_per_thread = 512;
+  d.smem_per_block = 64 * 1024;
+  d.smem_per_block_optin = 64 * 1024;
+  d.smem_per_sm = 64 * 1024;
+  d.smem_reserved_per_block = 0;
+  d.l2_bytes = 8u * 1024 * 1024;
+  return d;
+}
+
+// AMD Instinct MI300X (gfx942, CDNA3; the build's gfx940 target is its first revision): 304
+// CUs, the same per-CU limits as gfx90a (wavefront 64, 8 waves per SIMD, 512 VGPRs, 64 KiB
+// LDS), 4 MiB L2 per XCD.
+DeviceProps mi300x() {
+  DeviceProps d = mi250x();
+  d.name = "AMD Instinct MI300X";
+  d.cc_minor = 4;
+  d.sm_count = 304;
+  d.l2_bytes = 4u * 1024 * 1024;
+  return d;
+}
+
+struct NamedDevice {
+  const char* id;
+  DeviceProps (*make)();
+};
+const NamedDevice kDevices[] = {{"H200", h200}, {"MI250X", mi250x}, {"MI300X", mi300x}};
+
+// Problems of every shape class: tiny (one partial tile), ragged (no dimension a multiple of
+// any tile or warp), square powers of two, and tall/skinny; conv2d with every filter class
+// (1, small unrolled, largest unrolled, just past it, the largest allowed).
+std::vector<Problem> problems(Op op, DType t) {
+  std::vector<Problem> ps;
+  switch (op) {
+    case Op::gemm:
+      for (auto [m, n, k] : {std::tuple<index_t, index_t, index_t>{1, 1, 1}, {17, 33, 5}, {128, 128, 128},
+                             {1000, 3, 700}, {4096, 4096, 4096}, {8192, 8192, 8192}, {131, 8191, 2}})
+        ps.push_back({op, t, m, n, k});
+      break;
+    case Op::transpose:
+      for (auto [r, c] : {std::pair<index_t, index_t>{1, 1}, {33, 65}, {1, 5000}, {4096, 4096}, {8192, 8192}})
+        ps.push_back({op, t, r, c, 0});
+      break;
+    case Op::conv2d:
+      for (index_t r : {1, 3, 5, 7, 9, 15, 17, 31})
+        for (auto [h, w] : {std::pair<index_t, index_t>{1, 1}, {37, 70}, {4096, 4096}})
+          ps.push_back({op, t, h, w, r});
+      break;
+  }
+  return ps;
+}
+
+std::string describe(const DeviceProps& d, Variant v, const Problem& p, const LaunchPlan& pl) {
+  return fmt::format("{} {} {} {}: m={} n={} k={} -> kernel '{}', tile {}, block {}x{}, {} B shared, {} blocks/SM ({})",
+                     d.name, to_string(p.op), to_string(v), to_string(p.dtype), p.m, p.n, p.k, pl.kernel,
+                     pl.tile.str(), pl.block_x, pl.block_y, pl.smem_bytes, pl.occupancy.blocks_per_sm,
+                     pl.occupancy.limiter);
+}
+
+// Everything a launch plan must satisfy to run on device d.
+void expect_launchable(const DeviceProps& d, Variant v, const Problem& p, const LaunchPlan& pl) {
+  SCOPED_TRACE(describe(d, v, p, pl));
+  // Whole warps/wavefronts: a partial one idles lanes and, on AMD, breaks the assumption of
+  // every shuffle/reduction that a wavefront is full.
+  EXPECT_GT(pl.threads(), 0);
+  EXPECT_EQ(pl.threads() % d.warp_size, 0) << "block of " << pl.threads() << " threads is not whole warps of "
+                                           << d.warp_size;
+  EXPECT_LE(pl.threads(), d.max_threads_per_block);
+  EXPECT_GE(pl.block_x, 1);
+  EXPECT_GE(pl.block_y, 1);
+
+  // Shared memory / LDS: the default per-block limit, or the opt-in one when the plan says
+  // the backend raises the kernel's limit. Only the dynamic part needs the opt-in.
+  const std::size_t limit = pl.needs_optin ? d.smem_per_block_optin : d.smem_per_block;
+  EXPECT_LE(pl.smem_bytes, limit);
+  EXPECT_LE(pl.dynamic_smem_bytes, pl.smem_bytes);
+  EXPECT_EQ(pl.needs_optin, pl.dynamic_smem_bytes > d.smem_per_block);
+  EXPECT_LE(pl.smem_bytes + d.smem_reserved_per_block, d.smem_per_sm);
+  if (d.smem_per_block_optin <= d.smem_per_block) {
+    EXPECT_FALSE(pl.needs_optin) << "this device has no opt-in";
+  }
+  if (v != Variant::naive) {
+    // The tile the front end validated (tile_scratch_bytes is what its error messages quote)
+    // is what the kernel stages, padding and double-buffering only add to it.
+    EXPECT_FALSE(pl.tile.is_auto());
+    EXPECT_LE(tile_scratch_bytes(p, pl.tile), pl.smem_bytes);
+  }
+
+  // Registers: the estimate must fit one thread and one block.
+  EXPECT_LE(pl.regs_estimate, d.max_regs_per_thread);
+  EXPECT_LE(std::size_t(pl.regs_estimate) * std::size_t(pl.threads()), std::size_t(d.regs_per_block));
+
+  // At least one block resident per SM/CU, and the occupancy the plan reports is the estimate.
+  EXPECT_GE(pl.occupancy.blocks_per_sm, 1) << "limited by " << pl.occupancy.limiter;
+  const Occupancy o = estimate_occupancy(d, pl.threads(), pl.smem_bytes, pl.regs_estimate);
+  EXPECT_EQ(o.blocks_per_sm, pl.occupancy.blocks_per_sm);
+  EXPECT_GT(pl.occupancy.fraction, 0.0);
+  EXPECT_LE(pl.occupancy.fraction, 1.0);
+  EXPECT_FALSE(pl.kernel.empty());
+}
+
+// ---- every op x variant x dtype x problem, on every device ----------------------------------
+
+struct Case {
+  NamedDevice dev;
+  Op op;
+  Variant v;
+  DType t;
+};
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cs;
+  for (const auto& d : kDevices)
+    for (Op op : kAllOps)
+      for (Variant v : kAllVariants)
+        for (DType t : kAllDTypes) cs.push_back({d, op, v, t});
+  return cs;
+}
+
+class TileChoice : public testing::TestWithParam<Case> {};
+
+TEST_P(TileChoice, AutomaticPlanIsLaunchable) {
+  const Case& c = GetParam();
+  const DeviceProps d = c.dev.make();
+  for (const Problem& p : problems(c.op, c.t)) {
+    LaunchPlan pl;
+    ASSERT_NO_THROW(pl = plan_launch(d, c.v, p, {})) << d.name << " m=" << p.m << " n=" << p.n << " k=" << p.k;
+    expect_launchable(d, c.v, p, pl);
+  }
+}
+
+// The tiles the templated kernels are compiled for, requested explicitly: either a launchable
+// plan or tilekit::Error (never a plan the device cannot run).
+TEST_P(TileChoice, EveryCompiledTileIsLaunchableOrRefused) {
+  const Case& c = GetParam();
+  const DeviceProps d = c.dev.make();
+  for (const TileConfig& t : compiled_tiles(c.op, c.v, c.t))
+    for (const Problem& p : problems(c.op, c.t)) {
+      try {
+        expect_launchable(d, c.v, p, plan_launch(d, c.v, p, t));
+      } catch (const Error& e) {
+        // Refusals name the tile's needs and the device's limit.
+        EXPECT_NE(std::string(e.what()).find(t.str()), std::string::npos) << e.what();
+      }
+    }
+}
+
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  return fmt::format("{}_{}_{}_{}", c.dev.id, to_string(c.op), to_string(c.v), to_string(c.t));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllDevices, TileChoice, testing::ValuesIn(all_cases()), case_name);
+
+// ---- vendor differences, one by one ---------------------------------------------------------
+
+TEST(TileChoiceDevices, FactoriesMatchTheIndependentFigures) {
+  // The backends' built-in examples describe the same hardware as the figures above.
+  for (auto [made, ref] : {std::pair{DeviceProps::h200(), h200()}, std::pair{DeviceProps::mi250x(), mi250x()}}) {
+    SCOPED_TRACE(ref.name);
+    EXPECT_EQ(made.warp_size, ref.warp_size);
+    EXPECT_EQ(made.sm_count, ref.sm_count);
+    EXPECT_EQ(made.max_threads_per_block, ref.max_threads_per_block);
+    EXPECT_EQ(made.max_threads_per_sm, ref.max_threads_per_sm);
+    EXPECT_EQ(made.smem_per_block, ref.smem_per_block);
+    EXPECT_EQ(made.smem_per_block_optin, ref.smem_per_block_optin);
+    EXPECT_EQ(made.smem_per_sm, ref.smem_per_sm);
+    EXPECT_EQ(made.regs_per_sm, ref.regs_per_sm);
+  }
+}
+
+TEST(TileChoiceDevices, NaiveBlocksSpanWholeWavefrontsAlongRows) {
+  // The naive kernels map x to the contiguous dimension: x must be a whole warp/wavefront so
+  // each one reads consecutive addresses, 64 of them on AMD.
+  for (const auto& nd : kDevices) {
+    const DeviceProps d = nd.make();
+    for (Op op : kAllOps) {
+      const LaunchPlan pl = plan_launch(d, Variant::naive, problems(op, DType::f32).back(), {});
+      EXPECT_EQ(pl.block_x % d.warp_size, 0) << d.name << " " << to_string(op) << ": block_x " << pl.block_x;
+    }
+  }
+}
+
+TEST(TileChoiceDevices, TileThatNeedsNvidiaOptInIsRefusedByAmdLds) {
+  // gemm tiled 32x32 with a K step of 160 in double: 2 x 32 x 160 x 8 B = 80 KiB of tiles.
+  // The H200 runs it by opting in above 48 KiB; an AMD workgroup has 64 KiB of LDS and no
+  // opt-in, so the hip backend must refuse it with both sizes in the message.
+  const Problem p{Op::gemm, DType::f64, 1024, 1024, 1024};
+  const TileConfig t{32, 32, 160};
+  ASSERT_EQ(tile_scratch_bytes(p, t), 81920u);
+
+  const LaunchPlan nv = plan_launch(h200(), Variant::tiled, p, t);
+  EXPECT_TRUE(nv.needs_optin);
+  expect_launchable(h200(), Variant::tiled, p, nv);
+
+  for (const DeviceProps& amd : {mi250x(), mi300x()}) {
+    try {
+      plan_launch(amd, Variant::tiled, p, t);
+      ADD_FAILURE() << amd.name << " accepted a tile larger than its 64 KiB LDS";
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("81920"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("65536"), std::string::npos) << msg;
+    }
+  }
+}
+
+TEST(TileChoiceDevices, BlocksBeyondTheThreadLimitAreRefused) {
+  // 32 x 64 outputs, one thread each: 2048 threads, over both vendors' 1024.
+  const Problem p{Op::gemm, DType::f32, 256, 256, 256};
+  for (const auto& nd : kDevices) EXPECT_THROW(plan_launch(nd.make(), Variant::tiled, p, {32, 64, 8}), Error);
+}
+
+TEST(TileChoiceDevices, WavefrontSizeIsReadFromThePropertiesNotAssumed) {
+  // A device with a 64-wide wavefront but only 256 threads per workgroup: the automatic tiled
+  // gemm must shrink to 16 x 16 (256 threads = 4 wavefronts), not keep a 32 x 32 block.
+  DeviceProps d = mi250x();
+  d.max_threads_per_block = 256;
+  const LaunchPlan pl = plan_launch(d, Variant::tiled, Problem{Op::gemm, DType::f32, 512, 512, 512}, {});
+  EXPECT_EQ(pl.threads(), 256);
+  expect_launchable(d, Variant::tiled, Problem{Op::gemm, DType::f32, 512, 512, 512}, pl);
+
+  // And a wave32 device (RDNA in wave32 mode) gets whole 32-wide waves.
+  DeviceProps rdna = mi250x();
+  rdna.name = "wave32 device";
+  rdna.warp_size = 32;
+  for (Op op : kAllOps)
+    for (Variant v : kAllVariants)
+      for (DType t : kAllDTypes)
+        for (const Problem& p : problems(op, t)) expect_launchable(rdna, v, p, plan_launch(rdna, v, p, {}));
+}
+
+// ---- the occupancy estimate itself ----------------------------------------------------------
+
+TEST(Occupancy, ThreadLimitCountsWholeWavefronts) {
+  // 96 threads are two 64-wide wavefronts on AMD: 2048 / 128 = 16 workgroups per CU.
+  const Occupancy amd = estimate_occupancy(mi250x(), 96, 0, 0);
+  EXPECT_EQ(amd.blocks_per_sm, 16);
+  EXPECT_EQ(amd.warps_per_sm, 32);
+  EXPECT_EQ(amd.limiter, "threads");
+  // On the H200 they are three warps: 2048 / 96 = 21 blocks.
+  const Occupancy nv = estimate_occupancy(h200(), 96, 0, 0);
+  EXPECT_EQ(nv.blocks_per_sm, 21);
+  EXPECT_EQ(nv.warps_per_sm, 63);
+}
+
+TEST(Occupancy, LdsBindsOnAmdWhereSharedMemoryDoesNotOnNvidia) {
+  // 32 KiB per block: two per MI250X CU (64 KiB LDS), six per H200 SM (228 KiB, 1 KiB reserved each).
+  const Occupancy amd = estimate_occupancy(mi250x(), 256, 32 * 1024, 0);
+  EXPECT_EQ(amd.blocks_per_sm, 2);
+  EXPECT_EQ(amd.limiter, "shared memory");
+  const Occupancy nv = estimate_occupancy(h200(), 256, 32 * 1024, 0);
+  EXPECT_EQ(nv.blocks_per_sm, 6);  // 233472 / 33792
+  // All 64 KiB: exactly one workgroup per CU; one byte more cannot launch at all.
+  EXPECT_EQ(estimate_occupancy(mi250x(), 256, 64 * 1024, 0).blocks_per_sm, 1);
+  EXPECT_EQ(estimate_occupancy(mi250x(), 256, 64 * 1024 + 1, 0).blocks_per_sm, 0);
+}
+
+TEST(Occupancy, RegistersBind) {
+  // 1024 threads x 64 registers = the H200's whole 64K register file: one block.
+  const Occupancy nv = estimate_occupancy(h200(), 1024, 0, 64);
+  EXPECT_EQ(nv.blocks_per_sm, 1);
+  EXPECT_EQ(nv.limiter, "registers");
+  // The MI250X CU holds 4 x 512 VGPRs per lane: 256 threads (4 wavefronts) at 128 VGPRs take
+  // a quarter of it, so four workgroups fit; more registers than a thread may have: none.
+  EXPECT_EQ(estimate_occupancy(mi250x(), 256, 0, 128).blocks_per_sm, 4);
+  EXPECT_EQ(estimate_occupancy(mi250x(), 256, 0, 513).blocks_per_sm, 0);
+  EXPECT_EQ(estimate_occupancy(h200(), 256, 0, 256).blocks_per_sm, 0);
+}
+
+}  // namespace
+}  // namespace tilekit::gpu
