@@ -60,3 +60,24 @@ TEST(Verify, RandomValuesAreReproducibleAndNotDegenerate) {
 
 }  // namespace
 }  // namespace tilekit::test
+
+namespace tilekit::test {
+namespace {
+TEST(Verify, SampledGemmReferenceChecksSampledRowsAndFinitenessEverywhere) {
+  const index_t m = 50, n = 20, k = 30;
+  auto a = verify::random_values<double>(std::size_t(m * k), 4), b = verify::random_values<double>(std::size_t(k * n), 5);
+  const auto full = verify::gemm<double>(m, n, k, 1.0, a, k, b, n, 0.0, {}, n);
+  const auto sampled = verify::gemm<double>(m, n, k, 1.0, a, k, b, n, 0.0, {}, n, 8);
+  EXPECT_GT(sampled.row_step, 1);
+  EXPECT_TRUE(sampled.checks_row(m - 1));
+  std::vector<double> out(full.value);
+  EXPECT_TRUE(verify::compare<double>(sampled, out, n).ok);
+  out[std::size_t(sampled.row_step * n + 4)] += 0.5;  // a checked row
+  EXPECT_FALSE(verify::compare<double>(sampled, out, n).ok);
+  out = full.value;
+  out[std::size_t(1 * n + 2)] = std::numeric_limits<double>::quiet_NaN();  // an unchecked row, unwritten
+  EXPECT_FALSE(sampled.checks_row(1));
+  EXPECT_FALSE(verify::compare<double>(sampled, out, n).ok);
+}
+}  // namespace
+}  // namespace tilekit::test
