@@ -50,6 +50,7 @@ inline constexpr gpuMemcpyKind gpuMemcpyDeviceToDevice = hipMemcpyDeviceToDevice
   hipFuncSetAttribute(reinterpret_cast<const void*>(func), hipFuncAttributeMaxDynamicSharedMemorySize, int(bytes))
 #define gpuOccupancyMaxActiveBlocksPerMultiprocessor hipOccupancyMaxActiveBlocksPerMultiprocessor
 #define gpuFuncGetAttributes hipFuncGetAttributes
+#define gpuLaunchKernel hipLaunchKernel
 using gpuFuncAttributes = hipFuncAttributes;
 
 #else  // CUDA
@@ -94,6 +95,7 @@ inline constexpr gpuMemcpyKind gpuMemcpyDeviceToDevice = cudaMemcpyDeviceToDevic
   cudaFuncSetAttribute(func, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes))
 #define gpuOccupancyMaxActiveBlocksPerMultiprocessor cudaOccupancyMaxActiveBlocksPerMultiprocessor
 #define gpuFuncGetAttributes cudaFuncGetAttributes
+#define gpuLaunchKernel cudaLaunchKernel
 using gpuFuncAttributes = cudaFuncAttributes;
 #endif
 
@@ -127,3 +129,11 @@ namespace tilekit::gpu {
 // Launch bounds are spelled the same by both compilers; the macro documents the intent
 // (the maximum block size a kernel is compiled for) and is the single place to change it.
 #define TILEKIT_LAUNCH_BOUNDS(max_threads) __launch_bounds__(max_threads)
+// ...and asks for registers few enough that min_blocks blocks of max_threads fit on one SM.
+// HIP's second argument means something else (minimum warps per execution unit), so there
+// only the block size is passed.
+#if defined(__HIPCC__)
+#define TILEKIT_LAUNCH_BOUNDS_OCC(max_threads, min_blocks) __launch_bounds__(max_threads)
+#else
+#define TILEKIT_LAUNCH_BOUNDS_OCC(max_threads, min_blocks) __launch_bounds__(max_threads, min_blocks)
+#endif

@@ -1,0 +1,79 @@
+// Launchers of the conv2d kernels (conv2d.cuh). The __constant__ filter lives in this
+// translation unit, so the copy into it is made here too.
+#include "conv2d.cuh"
+
+namespace tilekit::gpu {
+namespace {
+
+template <class T>
+const void* tiled_kernel(int r) {
+  switch (r) {
+    case 1: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 1>);
+    case 3: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 3>);
+    case 5: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 5>);
+    case 7: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 7>);
+    case 9: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 9>);
+    default: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 0>);
+  }
+}
+
+template <class T>
+const void* optimized_kernel(int r) {
+  constexpr int kRows = kConvRowsPerThread;
+  static_assert(kConvUnrolledMaxFilter == 15, "update the list below");
+  switch (r) {
+    case 1: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 1, kRows>);
+    case 3: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 3, kRows>);
+    case 5: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 5, kRows>);
+    case 7: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 7, kRows>);
+    case 9: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 9, kRows>);
+    case 11: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 11, kRows>);
+    case 13: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 13, kRows>);
+    case 15: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 15, kRows>);
+    default: return tiled_kernel<T>(r);  // R > 15: no unrolled kernel (the plan says so)
+  }
+}
+
+template <class T>
+void copy_filter(const T* filter, int r, gpuStream_t s) {
+  const std::size_t bytes = std::size_t(r) * r * sizeof(T);
+  if constexpr (sizeof(T) == 4)
+    TILEKIT_GPU_CHECK(gpuMemcpyToSymbolAsync(conv_filter_f32, filter, bytes, 0, gpuMemcpyDeviceToDevice, s));
+  else
+    TILEKIT_GPU_CHECK(gpuMemcpyToSymbolAsync(conv_filter_f64, filter, bytes, 0, gpuMemcpyDeviceToDevice, s));
+}
+
+}  // namespace
+
+template <class T>
+void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& pl, gpuStream_t s) {
+  Conv2dParams<T> c{int(a.h), int(a.w), a.r, a.in, int(a.ld_in), a.filter, a.out, int(a.ld_out)};
+  if (v == Variant::naive) {
+    const int tx = ceil_div(c.w, pl.block_x), ty = ceil_div(c.h, pl.block_y);
+    conv2d_naive_kernel<T><<<dim3(tx * ty), dim3(pl.block_x, pl.block_y), 0, s>>>(c, tx);
+    TILEKIT_GPU_CHECK_LAUNCH("conv2d_naive_kernel");
+    return;
+  }
+  copy_filter(a.filter, a.r, s);
+  int tx = ceil_div(c.w, pl.tile.cols), ty = ceil_div(c.h, pl.tile.rows), tile_rows = pl.tile.rows;
+  void* args[] = {&c, &tile_rows, &tx};
+  const void* k = v == Variant::tiled ? tiled_kernel<T>(c.r) : optimized_kernel<T>(c.r);
+  launch_kernel(k, pl, tx * ty, args, s, v == Variant::tiled ? "conv2d_tiled_kernel" : "conv2d_optimized_kernel");
+}
+
+const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan&) {
+  const bool f = t == DType::f32;
+  switch (v) {
+    case Variant::naive:
+      return f ? reinterpret_cast<const void*>(&conv2d_naive_kernel<float>)
+               : reinterpret_cast<const void*>(&conv2d_naive_kernel<double>);
+    case Variant::tiled: return f ? tiled_kernel<float>(r) : tiled_kernel<double>(r);
+    case Variant::optimized: return f ? optimized_kernel<float>(r) : optimized_kernel<double>(r);
+  }
+  return nullptr;
+}
+
+template void launch_conv2d<float>(Variant, const Conv2dArgs<float>&, const LaunchPlan&, gpuStream_t);
+template void launch_conv2d<double>(Variant, const Conv2dArgs<double>&, const LaunchPlan&, gpuStream_t);
+
+}  // namespace tilekit::gpu

@@ -1,0 +1,51 @@
+// Device-side helpers shared by the kernels of both vendors.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels.hpp"
+
+namespace tilekit::gpu {
+
+// One 16-byte vector of T: the widest load a thread can issue in one instruction.
+template <class T> struct Vec16;
+template <> struct Vec16<float> {
+  using type = float4;
+  static constexpr int n = 4;
+  __device__ static void unpack(const float4& v, float* o) { o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w; }
+  __device__ static float4 pack(const float* o) { return make_float4(o[0], o[1], o[2], o[3]); }
+};
+template <> struct Vec16<double> {
+  using type = double2;
+  static constexpr int n = 2;
+  __device__ static void unpack(const double2& v, double* o) { o[0] = v.x; o[1] = v.y; }
+  __device__ static double2 pack(const double* o) { return make_double2(o[0], o[1]); }
+};
+
+// Grids are one-dimensional (gridDim.x reaches 2^31 - 1, y only 65535); a block recovers its
+// 2D tile coordinates from the number of tiles per row.
+struct BlockXY {
+  int x, y;
+};
+__device__ __forceinline__ BlockXY block_xy(int tiles_x) {
+  return {int(blockIdx.x) % tiles_x, int(blockIdx.x) / tiles_x};
+}
+
+inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+inline int ceil_div(long long a, long long b) { return int((a + b - 1) / b); }
+
+// Launches `kernel` (taking `args`) on a 1D grid of `blocks` blocks shaped as the plan says,
+// opting in to more than the default shared memory first when the plan needs it, and turns a
+// refused launch into DeviceError naming the kernel.
+inline void launch_kernel(const void* kernel, const LaunchPlan& pl, int blocks, void** args, gpuStream_t s,
+                          const char* name) {
+  if (pl.needs_optin) TILEKIT_GPU_CHECK(gpuFuncSetMaxDynamicSharedMemory(kernel, pl.dynamic_smem_bytes));
+  const gpuError_t e =
+      gpuLaunchKernel(kernel, dim3(unsigned(blocks)), dim3(pl.block_x, pl.block_y), args, pl.dynamic_smem_bytes, s);
+  if (e != gpuSuccess) throw_gpu_error(e, name, __FILE__, __LINE__);
+  const gpuError_t after = gpuGetLastError();
+  if (after != gpuSuccess) throw_gpu_error(after, name, __FILE__, __LINE__);
+}
+
+}  // namespace tilekit::gpu

@@ -1,0 +1,231 @@
+// GEMM kernels, C = alpha * A * B + beta * C on row-major matrices, written once for CUDA and
+// HIP. Three steps of one idea, fewer trips to global memory per multiply-add:
+//   naive      every thread reads its row of A and column of B from global memory: 2 loads
+//              per FMA, and the same values are fetched by many threads.
+//   tiled      PMPP Fig. 5.13: a block stages a tile of A and one of B in shared memory, so
+//              each global element is loaded once per block instead of once per thread.
+//   optimized  register tiling (a thread owns TMxTN outputs, so one shared-memory value feeds
+//              TN or TM FMAs), 16-byte vector loads, a padded k-major A tile for conflict-free
+//              vector reads, and two shared-memory stages so the next tile's global loads are
+//              in flight while this one is computed (one __syncthreads per K step).
+// Every kernel handles any m, n, k (zero fill at the borders) and any ld; beta == 0 never
+// reads C, since C may hold NaN.
+#pragma once
+
+#include "device_common.cuh"
+
+namespace tilekit::gpu {
+
+template <class T>
+__device__ __forceinline__ T gemm_epilogue(T acc, const GemmParams<T>& g, const T* c) {
+  return g.beta == T(0) ? g.alpha * acc : g.alpha * acc + g.beta * *c;
+}
+
+// ---- naive: one thread per element of C. threadIdx.x runs along a row of C, so a warp
+// reads one row of B coalesced and broadcasts its element of A.
+template <class T>
+__global__ void gemm_naive_kernel(GemmParams<T> g, int tiles_x) {
+  const BlockXY b = block_xy(tiles_x);
+  const int col = b.x * blockDim.x + threadIdx.x, row = b.y * blockDim.y + threadIdx.y;
+  if (row >= g.m || col >= g.n) return;
+  T acc = 0;
+  for (int p = 0; p < g.k; ++p) acc += g.a[row * g.lda + p] * g.b[p * g.ldb + col];
+  T* c = g.c + row * g.ldc + col;
+  *c = gemm_epilogue(acc, g, c);
+}
+
+// ---- tiled: the block (blockDim.x = tile cols, blockDim.y = tile rows) computes one tile of
+// C, one thread per element; K is walked in phases of `depth`. kDepth > 0 compiles the
+// common depths so the inner product loop unrolls; 0 takes the depth at run time. Capped at
+// 32 registers: a 32x32 tile is 1024 threads, and two such blocks per SM need <= 32 each.
+template <class T, int kDepth>
+__global__ TILEKIT_LAUNCH_BOUNDS_OCC(1024, 2) void gemm_tiled_kernel(GemmParams<T> g, int depth_rt, int tiles_x) {
+  extern __shared__ __align__(16) unsigned char gemm_tiled_smem[];
+  const int tr = blockDim.y, tc = blockDim.x, td = kDepth > 0 ? kDepth : depth_rt;
+  T* as = reinterpret_cast<T*>(gemm_tiled_smem);  // tr x td
+  T* bs = as + tr * td;                           // td x tc
+  const BlockXY b = block_xy(tiles_x);
+  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * tc + tx, nthreads = tr * tc;
+  const int row0 = b.y * tr, col0 = b.x * tc;
+  T acc = 0;
+  for (int p0 = 0; p0 < g.k; p0 += td) {
+    // Load phase: the block copies both tiles cooperatively (one element per thread when the
+    // tile is square), writing zeros outside A and B so the compute phase needs no checks.
+    for (int i = tid; i < tr * td; i += nthreads) {
+      const int r = i / td, c = i - r * td, gr = row0 + r, gc = p0 + c;
+      as[i] = (gr < g.m && gc < g.k) ? g.a[gr * g.lda + gc] : T(0);
+    }
+    for (int i = tid; i < td * tc; i += nthreads) {
+      const int r = i / tc, c = i - r * tc, gr = p0 + r, gc = col0 + c;
+      bs[i] = (gr < g.k && gc < g.n) ? g.b[gr * g.ldb + gc] : T(0);
+    }
+    __syncthreads();  // the tiles are complete before anyone reads them
+    if constexpr (kDepth > 0) {
+#pragma unroll
+      for (int kk = 0; kk < kDepth; ++kk) acc += as[ty * kDepth + kk] * bs[kk * tc + tx];
+    } else {
+#pragma unroll 4
+      for (int kk = 0; kk < td; ++kk) acc += as[ty * td + kk] * bs[kk * tc + tx];
+    }
+    __syncthreads();  // everyone is done reading before the next phase overwrites the tiles
+  }
+  const int row = row0 + ty, col = col0 + tx;
+  if (row < g.m && col < g.n) {
+    T* c = g.c + row * g.ldc + col;
+    *c = gemm_epilogue(acc, g, c);
+  }
+}
+
+// ---- optimized: BM x BN of C per block of (BM/TM)*(BN/TN) threads, BK deep per step.
+// kVec: every operand allows 16-byte vector access (aligned pointers, ld and the vector
+// dimensions multiples of the vector width); otherwise the same kernel loads element-wise.
+template <class T, int BM, int BN, int BK, int TM, int TN, bool kVec>
+__global__ TILEKIT_LAUNCH_BOUNDS((BM / TM) * (BN / TN)) void gemm_optimized_kernel(GemmParams<T> g, int tiles_x,
+                                                                                    int tiles_y) {
+  using V = Vec16<T>;
+  using VT = typename V::type;
+  constexpr int W = V::n;                  // elements per vector
+  constexpr int NT = (BM / TM) * (BN / TN);
+  // +W elements per row: the transposed stores of A (4 rows of one column per thread) and the
+  // vector reads both stay free of bank conflicts, and rows stay 16-byte aligned.
+  constexpr int LDA_S = BM + W, LDB_S = BN + W;
+  constexpr int A_VECS = BM * BK / W, B_VECS = BK * BN / W;            // vectors per tile
+  constexpr int A_PER = (A_VECS + NT - 1) / NT, B_PER = (B_VECS + NT - 1) / NT;  // per thread
+  constexpr int SM = (BM / TM) * W, SN = (BN / TN) * W;  // distance between a thread's groups
+  static_assert(BK % W == 0 && BN % W == 0 && TM % W == 0 && TN % W == 0, "tile must be whole vectors");
+  __shared__ __align__(16) T as[2][BK][LDA_S];
+  __shared__ __align__(16) T bs[2][BK][LDB_S];
+
+  // Grouped block order: 8 block-rows of C are walked together, so the A rows and B columns
+  // they share are still in L2 when the neighbouring blocks need them.
+  constexpr int kGroup = 8;
+  const int pid = blockIdx.x, per_group = kGroup * tiles_x, first = (pid / per_group) * kGroup;
+  const int gsize = min(tiles_y - first, kGroup);
+  const int by = first + (pid % per_group) % gsize, bx = (pid % per_group) / gsize;
+  const int m0 = by * BM, n0 = bx * BN;
+
+  const int tid = threadIdx.x, tr = tid / (BN / TN), tc = tid % (BN / TN);
+  VT a_reg[A_PER], b_reg[B_PER];
+
+  // Global -> registers for the K step starting at p0 (zeros outside the matrices).
+  auto load_global = [&](int p0) {
+#pragma unroll
+    for (int i = 0; i < A_PER; ++i) {
+      const int q = tid + i * NT;
+      const int r = q / (BK / W), kv = (q % (BK / W)) * W, gr = m0 + r, gk = p0 + kv;
+      T v[W];
+      if (A_VECS % NT == 0 || q < A_VECS) {
+        if constexpr (kVec) {
+          if (gr < g.m && gk < g.k) V::unpack(*reinterpret_cast<const VT*>(g.a + gr * g.lda + gk), v);
+          else for (int e = 0; e < W; ++e) v[e] = T(0);
+        } else {
+#pragma unroll
+          for (int e = 0; e < W; ++e) v[e] = (gr < g.m && gk + e < g.k) ? g.a[gr * g.lda + gk + e] : T(0);
+        }
+        a_reg[i] = V::pack(v);
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < B_PER; ++i) {
+      const int q = tid + i * NT;
+      const int r = q / (BN / W), nv = (q % (BN / W)) * W, gk = p0 + r, gc = n0 + nv;
+      T v[W];
+      if (B_VECS % NT == 0 || q < B_VECS) {
+        if constexpr (kVec) {
+          if (gk < g.k && gc < g.n) V::unpack(*reinterpret_cast<const VT*>(g.b + gk * g.ldb + gc), v);
+          else for (int e = 0; e < W; ++e) v[e] = T(0);
+        } else {
+#pragma unroll
+          for (int e = 0; e < W; ++e) v[e] = (gk < g.k && gc + e < g.n) ? g.b[gk * g.ldb + gc + e] : T(0);
+        }
+        b_reg[i] = V::pack(v);
+      }
+    }
+  };
+  // Registers -> shared stage s: A transposed (k-major) so a thread's TM rows are vectors.
+  auto store_shared = [&](int s) {
+#pragma unroll
+    for (int i = 0; i < A_PER; ++i) {
+      const int q = tid + i * NT;
+      if (A_VECS % NT == 0 || q < A_VECS) {
+        const int r = q / (BK / W), kv = (q % (BK / W)) * W;
+        T v[W];
+        V::unpack(a_reg[i], v);
+#pragma unroll
+        for (int e = 0; e < W; ++e) as[s][kv + e][r] = v[e];
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < B_PER; ++i) {
+      const int q = tid + i * NT;
+      if (B_VECS % NT == 0 || q < B_VECS) {
+        const int r = q / (BN / W), nv = (q % (BN / W)) * W;
+        *reinterpret_cast<VT*>(&bs[s][r][nv]) = b_reg[i];
+      }
+    }
+  };
+
+  T acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+
+  const int steps = (g.k + BK - 1) / BK;
+  if (steps > 0) {
+    load_global(0);
+    store_shared(0);
+  }
+  __syncthreads();
+  for (int t = 0; t < steps; ++t) {
+    const int cur = t & 1;
+    // Issue the next step's global loads now; they complete while this step computes.
+    if (t + 1 < steps) load_global((t + 1) * BK);
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+      T af[TM], bf[TN];
+#pragma unroll
+      for (int gi = 0; gi < TM / W; ++gi)
+        V::unpack(*reinterpret_cast<const VT*>(&as[cur][kk][gi * SM + tr * W]), af + gi * W);
+#pragma unroll
+      for (int gj = 0; gj < TN / W; ++gj)
+        V::unpack(*reinterpret_cast<const VT*>(&bs[cur][kk][gj * SN + tc * W]), bf + gj * W);
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] += af[i] * bf[j];
+    }
+    // The other stage was last read in step t-1, which every thread finished before the
+    // barrier that ended it: it can be overwritten without a second barrier.
+    if (t + 1 < steps) store_shared(cur ^ 1);
+    __syncthreads();
+  }
+
+  // Epilogue: thread rows gi*SM + tr*W + e, columns gj*SN + tc*W + e.
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int row = m0 + (i / W) * SM + tr * W + i % W;
+    if (row >= g.m) continue;
+#pragma unroll
+    for (int gj = 0; gj < TN / W; ++gj) {
+      const int col = n0 + gj * SN + tc * W;
+      T* c = g.c + row * g.ldc + col;
+      if constexpr (kVec) {
+        if (col < g.n) {
+          T v[W], old[W];
+          if (g.beta != T(0)) V::unpack(*reinterpret_cast<const VT*>(c), old);
+#pragma unroll
+          for (int e = 0; e < W; ++e)
+            v[e] = g.beta == T(0) ? g.alpha * acc[i][gj * W + e] : g.alpha * acc[i][gj * W + e] + g.beta * old[e];
+          *reinterpret_cast<VT*>(c) = V::pack(v);
+        }
+      } else {
+#pragma unroll
+        for (int e = 0; e < W; ++e)
+          if (col + e < g.n) c[e] = gemm_epilogue(acc[i][gj * W + e], g, c + e);
+      }
+    }
+  }
+}
+
+}  // namespace tilekit::gpu

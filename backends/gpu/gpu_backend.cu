@@ -1,0 +1,205 @@
+// GpuBackend (gpu_backend.hpp): everything but the kernels and the vendor's gemm library.
+#include "gpu_backend.hpp"
+
+#include <fmt/format.h>
+
+#include "kernels.hpp"
+#include "tilekit/ops.hpp"
+
+namespace tilekit::gpu {
+namespace {
+
+std::string kib(std::size_t b) { return fmt::format("{} KiB", b / 1024); }
+
+std::string version_str(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+
+}  // namespace
+
+DeviceProps query_props(int device) {
+  gpuDeviceProp_t p{};
+  TILEKIT_GPU_CHECK(gpuGetDeviceProperties(&p, device));
+  DeviceProps d;
+  d.name = p.name;
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  d.sm_count = p.multiProcessorCount;
+  d.warp_size = p.warpSize;
+  d.max_threads_per_block = p.maxThreadsPerBlock;
+  d.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+  d.regs_per_sm = p.regsPerMultiprocessor;
+  d.regs_per_block = p.regsPerBlock;
+  d.smem_per_block = p.sharedMemPerBlock;
+  d.l2_bytes = std::size_t(p.l2CacheSize);
+  int v = 0;
+  TILEKIT_GPU_CHECK(gpuDeviceGetAttribute(&v, gpuDevAttrMaxSharedMemoryPerBlockOptin, device));
+  d.smem_per_block_optin = std::size_t(v);
+  TILEKIT_GPU_CHECK(gpuDeviceGetAttribute(&v, gpuDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  d.smem_per_sm = std::size_t(v);
+  TILEKIT_GPU_CHECK(gpuDeviceGetAttribute(&v, gpuDevAttrMaxBlocksPerMultiprocessor, device));
+  d.max_blocks_per_sm = v;
+#if !defined(__HIPCC__)
+  d.smem_reserved_per_block = p.reservedSharedMemPerBlock;
+#endif
+  return d;
+}
+
+GpuBackend::GpuBackend(std::string name, int priority) : name_(std::move(name)), priority_(priority) {
+  info_.kind = DeviceKind::gpu;
+  info_.name = fmt::format("(no {} device)", TILEKIT_GPU_RUNTIME);
+  int count = 0;
+  const gpuError_t e = gpuGetDeviceCount(&count);
+  if (e != gpuSuccess) {
+    reason_ = fmt::format("{} found no usable device: {}GetDeviceCount failed with {} ({})", TILEKIT_GPU_RUNTIME,
+                          name_ == "hip" ? "hip" : "cuda", gpuGetErrorName(e), gpuGetErrorString(e));
+    gpuGetLastError();  // clear the sticky-free error so later calls start clean
+    return;
+  }
+  if (count == 0) {
+    reason_ = fmt::format("{} runtime reports no device", TILEKIT_GPU_RUNTIME);
+    return;
+  }
+  try {
+    TILEKIT_GPU_CHECK(gpuSetDevice(device_));
+    props_ = query_props(device_);
+    TILEKIT_GPU_CHECK(gpuStreamCreateNonBlocking(&stream_));
+    TILEKIT_GPU_CHECK(gpuEventCreate(&start_));
+    TILEKIT_GPU_CHECK(gpuEventCreate(&stop_));
+    int runtime = 0, driver = 0;
+    TILEKIT_GPU_CHECK(gpuRuntimeGetVersion(&runtime));
+    TILEKIT_GPU_CHECK(gpuDriverGetVersion(&driver));
+    gpuDeviceProp_t p{};
+    TILEKIT_GPU_CHECK(gpuGetDeviceProperties(&p, device_));
+
+    info_.name = props_.name;
+    info_.compute_units = props_.sm_count;
+    info_.simd_width = props_.warp_size;
+    info_.scratch_bytes = props_.smem_per_block_optin;
+    info_.l2_bytes = props_.l2_bytes;
+    info_.extra = {
+        {"compute capability", fmt::format("{}.{}", props_.cc_major, props_.cc_minor)},
+        {"runtime", fmt::format("{} {} (driver supports {})", TILEKIT_GPU_RUNTIME, version_str(runtime),
+                                version_str(driver))},
+        {"memory", fmt::format("{:.1f} GiB", double(p.totalGlobalMem) / (1 << 30))},
+        {"smem/block", fmt::format("{} default, {} opt-in", kib(props_.smem_per_block), kib(props_.smem_per_block_optin))},
+        {"smem/SM", kib(props_.smem_per_sm)},
+        {"registers/SM", std::to_string(props_.regs_per_sm)},
+        {"threads", fmt::format("{}/block, {}/SM, {} blocks/SM", props_.max_threads_per_block,
+                                props_.max_threads_per_sm, props_.max_blocks_per_sm)},
+    };
+    available_ = true;
+  } catch (const Error& err) {
+    reason_ = err.what();
+  }
+}
+
+GpuBackend::~GpuBackend() {
+  // Errors are ignored: the runtime may already be shutting down at exit.
+  if (start_) gpuEventDestroy(start_);
+  if (stop_) gpuEventDestroy(stop_);
+  if (stream_) gpuStreamDestroy(stream_);
+}
+
+void GpuBackend::require_available() const {
+  if (!available_) throw Error(fmt::format("backend '{}' is unavailable: {}", name_, reason_));
+}
+
+void* GpuBackend::allocate(std::size_t bytes) {
+  require_available();
+  void* p = nullptr;
+  if (bytes == 0) return nullptr;
+  const gpuError_t e = gpuMalloc(&p, bytes);
+  if (e != gpuSuccess)
+    throw DeviceError(fmt::format("{} could not allocate {} bytes: {}", name_, bytes, gpuGetErrorString(e)));
+  return p;
+}
+
+void GpuBackend::deallocate(void* p) noexcept {
+  if (p) gpuFree(p);  // gpuFree synchronizes the device: nothing in flight still uses p
+}
+
+void GpuBackend::copy_to_device(void* dst, const void* src, std::size_t bytes) {
+  require_available();
+  TILEKIT_GPU_CHECK(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyHostToDevice, stream_));
+  TILEKIT_GPU_CHECK(gpuStreamSynchronize(stream_));
+}
+
+void GpuBackend::copy_to_host(void* dst, const void* src, std::size_t bytes) {
+  require_available();
+  TILEKIT_GPU_CHECK(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDeviceToHost, stream_));
+  TILEKIT_GPU_CHECK(gpuStreamSynchronize(stream_));
+}
+
+void GpuBackend::device_copy(void* dst, const void* src, std::size_t bytes) {
+  require_available();
+  TILEKIT_GPU_CHECK(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDeviceToDevice, stream_));
+}
+
+void GpuBackend::synchronize() {
+  if (available_) TILEKIT_GPU_CHECK(gpuStreamSynchronize(stream_));
+}
+
+// Device time between two events on the stream: what the GPU spent on fn's work, without
+// the host's launch latency in front of it.
+double GpuBackend::time_seconds(const std::function<void()>& fn) {
+  require_available();
+  TILEKIT_GPU_CHECK(gpuEventRecord(start_, stream_));
+  fn();
+  TILEKIT_GPU_CHECK(gpuEventRecord(stop_, stream_));
+  TILEKIT_GPU_CHECK(gpuEventSynchronize(stop_));
+  float ms = 0;
+  TILEKIT_GPU_CHECK(gpuEventElapsedTime(&ms, start_, stop_));
+  return double(ms) * 1e-3;
+}
+
+LaunchPlan GpuBackend::plan(Variant v, const Problem& p, const TileConfig& t) const {
+  // Without a device, plan for the datasheet H200 so that tile validation still answers.
+  return plan_launch(available_ ? props_ : DeviceProps::h200(), v, p, t);
+}
+
+TileConfig GpuBackend::resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const {
+  return plan(v, p, requested).tile;
+}
+
+std::string GpuBackend::describe_launch(Variant v, const Problem& p, const TileConfig& t) const {
+  const LaunchPlan pl = plan(v, p, t.is_auto() && v != Variant::naive ? resolve_tile(v, p, t) : t);
+  std::string occ = fmt::format("estimated {} blocks/SM ({:.0f}%, {}-limited)", pl.occupancy.blocks_per_sm,
+                                100 * pl.occupancy.fraction, pl.occupancy.limiter);
+  if (available_) {
+    const void* k = p.op == Op::gemm        ? gemm_kernel(v, p.dtype, pl)
+                    : p.op == Op::transpose ? transpose_kernel(v, p.dtype, pl)
+                                            : conv2d_kernel(v, p.dtype, int(p.k), pl);
+    int blocks = 0;
+    gpuFuncAttributes fa{};
+    if (pl.needs_optin) gpuFuncSetMaxDynamicSharedMemory(k, pl.dynamic_smem_bytes);
+    if (k && gpuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, pl.threads(), pl.dynamic_smem_bytes) ==
+                 gpuSuccess &&
+        gpuFuncGetAttributes(&fa, k) == gpuSuccess) {
+      occ = fmt::format("{} regs, occupancy {} blocks/SM = {:.0f}% (runtime's calculator)", fa.numRegs, blocks,
+                        100.0 * blocks * pl.threads() / props_.max_threads_per_sm);
+    }
+    gpuGetLastError();
+  }
+  return fmt::format("{}: block {}x{}, {} B shared{}, {}", pl.kernel, pl.block_x, pl.block_y, pl.smem_bytes,
+                     pl.needs_optin ? " (opt-in)" : "", occ);
+}
+
+void GpuBackend::gemm(Variant v, const GemmArgs<float>& a, const TileConfig& t) {
+  launch_gemm(v, a, plan(v, {Op::gemm, DType::f32, a.m, a.n, a.k}, t), stream_);
+}
+void GpuBackend::gemm(Variant v, const GemmArgs<double>& a, const TileConfig& t) {
+  launch_gemm(v, a, plan(v, {Op::gemm, DType::f64, a.m, a.n, a.k}, t), stream_);
+}
+void GpuBackend::transpose(Variant v, const TransposeArgs<float>& a, const TileConfig& t) {
+  launch_transpose(v, a, plan(v, {Op::transpose, DType::f32, a.rows, a.cols, 0}, t), stream_);
+}
+void GpuBackend::transpose(Variant v, const TransposeArgs<double>& a, const TileConfig& t) {
+  launch_transpose(v, a, plan(v, {Op::transpose, DType::f64, a.rows, a.cols, 0}, t), stream_);
+}
+void GpuBackend::conv2d(Variant v, const Conv2dArgs<float>& a, const TileConfig& t) {
+  launch_conv2d(v, a, plan(v, {Op::conv2d, DType::f32, a.h, a.w, a.r}, t), stream_);
+}
+void GpuBackend::conv2d(Variant v, const Conv2dArgs<double>& a, const TileConfig& t) {
+  launch_conv2d(v, a, plan(v, {Op::conv2d, DType::f64, a.h, a.w, a.r}, t), stream_);
+}
+
+}  // namespace tilekit::gpu

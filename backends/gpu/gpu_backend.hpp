@@ -1,0 +1,68 @@
+// The Backend shared by the GPU backends: device memory, one stream, events for timing,
+// device properties, tile choice and kernel dispatch, written over portability.hpp so the
+// same source serves CUDA (backends/cuda) and HIP (backends/hip). A vendor backend derives
+// from it to add its gemm library as the peer.
+#pragma once
+
+#include <string>
+
+#include "portability.hpp"
+#include "tile_choice.hpp"
+#include "tilekit/backend.hpp"
+
+namespace tilekit::gpu {
+
+// Reads the properties tile choice needs from the runtime.
+DeviceProps query_props(int device);
+
+class GpuBackend : public Backend {
+ public:
+  // Never throws: when the runtime finds no usable device, available() is false and
+  // unavailable_reason() carries the runtime's message.
+  GpuBackend(std::string name, int priority);
+  ~GpuBackend() override;
+
+  std::string name() const override { return name_; }
+  const DeviceInfo& info() const override { return info_; }
+  bool available() const override { return available_; }
+  std::string unavailable_reason() const override { return reason_; }
+  int priority() const override { return priority_; }
+
+  void* allocate(std::size_t bytes) override;
+  void deallocate(void* p) noexcept override;
+  void copy_to_device(void* dst, const void* host_src, std::size_t bytes) override;
+  void copy_to_host(void* host_dst, const void* src, std::size_t bytes) override;
+  void device_copy(void* dst, const void* src, std::size_t bytes) override;
+  void synchronize() override;
+  double time_seconds(const std::function<void()>& fn) override;
+
+  TileConfig resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const override;
+  std::string describe_launch(Variant v, const Problem& p, const TileConfig& t) const override;
+
+  void gemm(Variant v, const GemmArgs<float>& a, const TileConfig& t) override;
+  void gemm(Variant v, const GemmArgs<double>& a, const TileConfig& t) override;
+  void transpose(Variant v, const TransposeArgs<float>& a, const TileConfig& t) override;
+  void transpose(Variant v, const TransposeArgs<double>& a, const TileConfig& t) override;
+  void conv2d(Variant v, const Conv2dArgs<float>& a, const TileConfig& t) override;
+  void conv2d(Variant v, const Conv2dArgs<double>& a, const TileConfig& t) override;
+
+  const DeviceProps& props() const { return props_; }
+  gpuStream_t stream() const { return stream_; }
+  // The plan a call with this (already resolved) tile is launched with.
+  LaunchPlan plan(Variant v, const Problem& p, const TileConfig& t) const;
+
+ protected:
+  void require_available() const;
+
+ private:
+  std::string name_, reason_;
+  int priority_;
+  bool available_ = false;
+  int device_ = 0;
+  DeviceProps props_;
+  DeviceInfo info_;
+  gpuStream_t stream_ = nullptr;
+  gpuEvent_t start_ = nullptr, stop_ = nullptr;
+};
+
+}  // namespace tilekit::gpu

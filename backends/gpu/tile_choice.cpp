@@ -1,0 +1,277 @@
+// Tile choice for the GPU kernels, from the device's properties alone (see tile_choice.hpp).
+#include "tile_choice.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "tilekit/ops.hpp"
+
+namespace tilekit::gpu {
+namespace {
+
+std::string shape(const TileConfig& t) { return t.str(); }
+
+// Registers per thread of each kernel on sm_90 (float / double), read from `nvcc -Xptxas -v`
+// (bench/results/cuda-resource-usage.txt). Only the estimate uses them: the backend asks the
+// runtime for the real occupancy of the compiled kernel.
+int regs_of(Op op, Variant v, DType t, const TileConfig& tile) {
+  const bool f64 = t == DType::f64;
+  switch (op) {
+    case Op::gemm:
+      if (v == Variant::naive) return f64 ? 32 : 30;
+      if (v == Variant::tiled) return f64 ? 32 : 32;
+      return tile.rows == 128 ? (f64 ? 232 : 128) : (f64 ? 96 : 64);
+    case Op::transpose:
+      return v == Variant::optimized ? 32 : 16;
+    case Op::conv2d:
+      if (v == Variant::optimized) return f64 ? 96 : 64;
+      return 32;
+  }
+  return 32;
+}
+
+int round_up(int x, int to) { return (x + to - 1) / to * to; }
+
+// A block of about 256 threads, the shape (x = a warp or more along the contiguous dimension)
+// every naive kernel uses: a whole warp reads consecutive addresses.
+void naive_block(const DeviceProps& d, LaunchPlan& pl) {
+  const int threads = std::min(d.max_threads_per_block, std::max(256, d.warp_size));
+  pl.block_x = std::min(threads, std::max(32, d.warp_size));
+  pl.block_y = threads / pl.block_x;
+}
+
+std::size_t optin_limit(const DeviceProps& d) { return std::max(d.smem_per_block, d.smem_per_block_optin); }
+
+std::string where(const DeviceProps& d) {
+  return d.name.empty() ? std::string("the device") : d.name + " (opt-in shared memory per block)";
+}
+
+void check_threads(const DeviceProps& d, const Problem& p, const TileConfig& t, int threads, const char* why) {
+  if (threads > d.max_threads_per_block || threads < 1)
+    throw Error(std::string(to_string(p.op)) + " tile " + shape(t) + " needs " + std::to_string(threads) +
+                " threads per block (" + why + "), but the device allows " + std::to_string(d.max_threads_per_block));
+}
+
+bool in_list(const std::vector<TileConfig>& l, const TileConfig& t) {
+  return std::any_of(l.begin(), l.end(),
+                     [&](const TileConfig& c) { return c.rows == t.rows && c.cols == t.cols && c.depth == t.depth; });
+}
+
+void check_compiled(Op op, Variant v, DType dt, const TileConfig& t) {
+  auto l = compiled_tiles(op, v, dt);
+  if (in_list(l, t)) return;
+  std::string s;
+  for (auto& c : l) s += (s.empty() ? "" : ", ") + c.str();
+  throw Error(std::string(to_string(op)) + " " + std::string(to_string(v)) + " (" + std::string(to_string(dt)) +
+              ") is compiled for the tiles " + s + "; " + t.str() + " is not one of them");
+}
+
+}  // namespace
+
+DeviceProps DeviceProps::h200() {
+  DeviceProps d;
+  d.name = "NVIDIA H200";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 132;
+  d.warp_size = 32;
+  d.max_threads_per_block = 1024;
+  d.max_threads_per_sm = 2048;
+  d.max_blocks_per_sm = 32;
+  d.regs_per_sm = 65536;
+  d.regs_per_block = 65536;
+  d.max_regs_per_thread = 255;
+  d.smem_per_block = 48 * 1024;
+  d.smem_per_block_optin = 227 * 1024;
+  d.smem_per_sm = 228 * 1024;
+  d.smem_reserved_per_block = 1024;
+  d.l2_bytes = 60 * 1024 * 1024;
+  return d;
+}
+
+DeviceProps DeviceProps::mi250x() {
+  DeviceProps d;
+  d.name = "AMD Instinct MI250X";
+  d.cc_major = 9;
+  d.cc_minor = 0;
+  d.sm_count = 110;
+  d.warp_size = 64;
+  d.max_threads_per_block = 1024;
+  d.max_threads_per_sm = 2048;
+  d.max_blocks_per_sm = 32;
+  d.regs_per_sm = 4 * 512 * 64;  // 4 SIMDs x 512 VGPRs x 64 lanes
+  d.regs_per_block = d.regs_per_sm;
+  d.max_regs_per_thread = 512;
+  d.smem_per_block = 64 * 1024;
+  d.smem_per_block_optin = 64 * 1024;
+  d.smem_per_sm = 64 * 1024;
+  d.smem_reserved_per_block = 0;
+  d.l2_bytes = 8 * 1024 * 1024;
+  return d;
+}
+
+Occupancy estimate_occupancy(const DeviceProps& d, int threads, std::size_t smem, int regs) {
+  Occupancy o;
+  if (threads <= 0) return o;
+  const int warp = std::max(1, d.warp_size);
+  const int warps = (threads + warp - 1) / warp;
+  struct Limit {
+    int blocks;
+    const char* name;
+  };
+  std::vector<Limit> limits;
+  limits.push_back({d.max_threads_per_sm / (warps * warp), "threads"});
+  limits.push_back({d.max_blocks_per_sm, "blocks"});
+  const std::size_t smem_block = smem + d.smem_reserved_per_block;
+  if (smem > 0 && smem_block > 0)
+    limits.push_back({smem > optin_limit(d) ? 0 : int(d.smem_per_sm / smem_block), "shared memory"});
+  if (regs > 0) {
+    // Registers are allocated per warp in units of 256 (NVIDIA); the same rounding is a fair
+    // model elsewhere.
+    const int per_warp = round_up(regs * warp, 256);
+    const bool fits = regs <= d.max_regs_per_thread && per_warp * warps <= d.regs_per_block;
+    limits.push_back({fits ? d.regs_per_sm / (per_warp * warps) : 0, "registers"});
+  }
+  auto bind = std::min_element(limits.begin(), limits.end(), [](const Limit& a, const Limit& b) {
+    return a.blocks < b.blocks;
+  });
+  o.blocks_per_sm = std::max(0, bind->blocks);
+  o.limiter = bind->name;
+  o.warps_per_sm = o.blocks_per_sm * warps;
+  o.fraction = d.max_threads_per_sm > 0 ? double(o.warps_per_sm * warp) / d.max_threads_per_sm : 0;
+  return o;
+}
+
+std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t) {
+  if (v != Variant::optimized) return {};
+  if (op == Op::gemm) {
+    if (t == DType::f32) return {{128, 128, 8}, {64, 64, 8}};
+    return {{64, 64, 8}, {128, 64, 8}};
+  }
+  if (op == Op::transpose) return {{32, 32, 0}, {64, 64, 0}, {32, 64, 0}, {64, 32, 0}};
+  return {};
+}
+
+LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const TileConfig& req) {
+  LaunchPlan pl;
+  const std::size_t e = size_of(p.dtype);
+  const bool f64 = p.dtype == DType::f64;
+  const std::string dt(to_string(p.dtype));
+  const int warp = std::max(1, d.warp_size);
+
+  switch (p.op) {
+    case Op::gemm:
+      if (v == Variant::naive) {
+        naive_block(d, pl);
+        pl.kernel = "gemm_naive<" + dt + ">";
+      } else if (v == Variant::tiled) {
+        TileConfig t = req;
+        if (t.is_auto()) {
+          // PMPP's square tile, one thread per element of C: the widest power of two whose
+          // block fits the thread limit, is whole warps, and whose two tiles fit the default
+          // shared memory (no opt-in needed for the textbook kernel).
+          int w = 32;
+          while (w > 1 && (w * w > d.max_threads_per_block || (w * w) % warp != 0 ||
+                           2 * std::size_t(w) * w * e > d.smem_per_block))
+            w /= 2;
+          t = {w, w, w};
+        }
+        check_threads(d, p, t, t.rows * t.cols, "one per element of the C tile");
+        check_tile_fits(p, t, optin_limit(d), where(d));
+        pl.tile = t;
+        pl.block_x = t.cols;
+        pl.block_y = t.rows;
+        pl.dynamic_smem_bytes = pl.smem_bytes = tile_scratch_bytes(p, t);
+        pl.kernel = "gemm_tiled<" + dt + ">";
+      } else {
+        TileConfig t = req;
+        if (t.is_auto()) {
+          // The big tile gives each thread 8x8 outputs (most reuse per shared-memory load);
+          // fall back to the small one when the big tile would leave SMs without a block.
+          const index_t big_blocks = ((p.m + 127) / 128) * ((p.n + 127) / 128);
+          if (!f64 && big_blocks >= d.sm_count) t = {128, 128, 8};
+          else if (f64 && big_blocks * 2 >= d.sm_count * 2) t = {64, 64, 8};
+          else t = {64, 64, 8};
+        }
+        check_compiled(p.op, v, p.dtype, t);
+        const int tm = t.rows == 128 ? 8 : 4, tn = t.cols == 128 ? 8 : 4;
+        pl.tile = t;
+        pl.block_x = t.cols / tn;
+        pl.block_y = t.rows / tm;
+        pl.outputs_per_thread = tm * tn;
+        const int pad = int(16 / e);
+        pl.smem_bytes = 2 * std::size_t(t.depth) * (t.rows + pad + t.cols + pad) * e;  // two stages
+        check_tile_fits(p, t, optin_limit(d), where(d));
+        pl.kernel = "gemm_optimized<" + dt + "; " + std::to_string(tm) + "x" + std::to_string(tn) +
+                    " per thread, double-buffered>";
+      }
+      break;
+
+    case Op::transpose:
+      if (v == Variant::naive) {
+        naive_block(d, pl);
+        pl.kernel = "transpose_naive<" + dt + ">";
+      } else if (v == Variant::tiled) {
+        TileConfig t = req.is_auto() ? TileConfig{32, 32, 0} : req;
+        const int by = std::max(1, std::min(t.rows, std::max(1, 256 / t.cols)));
+        check_threads(d, p, t, t.cols * by, "one per column of the tile");
+        check_tile_fits(p, t, optin_limit(d), where(d));
+        pl.tile = t;
+        pl.block_x = t.cols;
+        pl.block_y = by;
+        pl.dynamic_smem_bytes = pl.smem_bytes = tile_scratch_bytes(p, t);
+        pl.outputs_per_thread = (t.rows + by - 1) / by;
+        pl.kernel = "transpose_tiled<" + dt + ", unpadded>";
+      } else {
+        TileConfig t = req.is_auto() ? TileConfig{64, 64, 0} : req;
+        check_compiled(p.op, v, p.dtype, t);
+        check_tile_fits(p, t, optin_limit(d), where(d));
+        pl.tile = t;
+        pl.block_x = 256;
+        pl.block_y = 1;
+        pl.smem_bytes = std::size_t(t.rows) * (t.cols + 1) * e;
+        pl.outputs_per_thread = t.rows * t.cols / 256;
+        pl.kernel = "transpose_optimized<" + dt + ", padded, " + std::to_string(16 / e) + "-wide vectors>";
+      }
+      break;
+
+    case Op::conv2d:
+      if (v == Variant::naive) {
+        naive_block(d, pl);
+        pl.kernel = "conv2d_naive<" + dt + ">";
+      } else {
+        const bool opt = v == Variant::optimized;
+        TileConfig t = req;
+        if (t.is_auto()) t = opt ? TileConfig{64, 32, 0} : TileConfig{32, 32, 0};
+        const int per = opt ? kConvRowsPerThread : 1;
+        if (opt && t.rows % per != 0)
+          throw Error("conv2d optimized tile " + t.str() + ": rows must be a multiple of " + std::to_string(per) +
+                      " (each thread computes " + std::to_string(per) + " rows)");
+        const int by = opt ? t.rows / per : std::max(1, std::min(t.rows, std::max(1, 256 / t.cols)));
+        check_threads(d, p, t, t.cols * by, "one per column of the tile");
+        check_tile_fits(p, t, optin_limit(d), where(d));
+        pl.tile = t;
+        pl.block_x = t.cols;
+        pl.block_y = by;
+        pl.dynamic_smem_bytes = pl.smem_bytes = tile_scratch_bytes(p, t);
+        pl.outputs_per_thread = (t.rows + by - 1) / by;
+        const bool unrolled = p.k <= kConvUnrolledMaxFilter;
+        if (opt && unrolled)
+          pl.kernel = "conv2d_optimized<" + dt + ", R=" + std::to_string(p.k) + " unrolled, " + std::to_string(per) +
+                      " rows per thread>";
+        else if (opt)
+          pl.kernel = "conv2d_tiled<" + dt + "> (R > " + std::to_string(kConvUnrolledMaxFilter) +
+                      " has no unrolled kernel)";
+        else
+          pl.kernel = "conv2d_tiled<" + dt + (p.k <= 9 ? ", R=" + std::to_string(p.k) + " unrolled" : std::string()) +
+                      ">";
+      }
+      break;
+  }
+  pl.needs_optin = pl.dynamic_smem_bytes > d.smem_per_block;
+  pl.regs_estimate = regs_of(p.op, v, p.dtype, pl.tile);
+  pl.occupancy = estimate_occupancy(d, pl.threads(), pl.smem_bytes, pl.regs_estimate);
+  return pl;
+}
+
+}  // namespace tilekit::gpu
