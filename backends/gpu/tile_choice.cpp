@@ -18,14 +18,18 @@ int regs_of(Op op, Variant v, DType t, const TileConfig& tile) {
   const bool f64 = t == DType::f64;
   switch (op) {
     case Op::gemm:
-      if (v == Variant::naive) return f64 ? 32 : 30;
-      if (v == Variant::tiled) return f64 ? 32 : 32;
-      return tile.rows == 128 ? (f64 ? 232 : 128) : (f64 ? 96 : 64);
+      if (v == Variant::naive) return 32;
+      if (v == Variant::tiled) return 32;  // capped by its launch bounds (two 1024-thread blocks per SM)
+      if (tile.rows == 128 && tile.cols == 128) return f64 ? 234 : 128;
+      if (tile.rows == 128) return f64 ? 138 : 79;
+      return f64 ? 80 : 63;
     case Op::transpose:
-      return v == Variant::optimized ? 32 : 16;
+      if (v == Variant::naive) return 12;
+      if (v == Variant::tiled) return 31;
+      return f64 ? 40 : 32;
     case Op::conv2d:
-      if (v == Variant::optimized) return f64 ? 96 : 64;
-      return 32;
+      if (v == Variant::optimized) return f64 ? 62 : 50;
+      return v == Variant::tiled ? 36 : 32;
   }
   return 32;
 }
@@ -145,8 +149,7 @@ Occupancy estimate_occupancy(const DeviceProps& d, int threads, std::size_t smem
 std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t) {
   if (v != Variant::optimized) return {};
   if (op == Op::gemm) {
-    if (t == DType::f32) return {{128, 128, 8}, {64, 64, 8}};
-    return {{64, 64, 8}, {128, 64, 8}};
+    return {{128, 128, 8}, {128, 64, 8}, {64, 64, 8}};
   }
   if (op == Op::transpose) return {{32, 32, 0}, {64, 64, 0}, {32, 64, 0}, {64, 32, 0}};
   return {};
@@ -188,10 +191,9 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         if (t.is_auto()) {
           // The big tile gives each thread 8x8 outputs (most reuse per shared-memory load);
           // fall back to the small one when the big tile would leave SMs without a block.
+          // (double keeps 64x64: its 8x8 version needs ~234 registers, one block per SM.)
           const index_t big_blocks = ((p.m + 127) / 128) * ((p.n + 127) / 128);
-          if (!f64 && big_blocks >= d.sm_count) t = {128, 128, 8};
-          else if (f64 && big_blocks * 2 >= d.sm_count * 2) t = {64, 64, 8};
-          else t = {64, 64, 8};
+          t = !f64 && big_blocks >= d.sm_count ? TileConfig{128, 128, 8} : TileConfig{64, 64, 8};
         }
         check_compiled(p.op, v, p.dtype, t);
         const int tm = t.rows == 128 ? 8 : 4, tn = t.cols == 128 ? 8 : 4;

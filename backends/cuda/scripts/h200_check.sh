@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Run ON THE DEVICE machine from the repository root (after bench/device/pack.sh here, with
+# ".device" carried): builds build-device/, then checks and times the cuda backend. Writes
+# logs to $OUT (or ./h200-out). Stages: build, info, tests, perf, odd, sanitize (default: all).
+set -uo pipefail
+out=${OUT:-h200-out}
+mkdir -p "$out"
+stages=${*:-build info tests perf odd sanitize}
+export PATH=/usr/local/cuda/bin:$PATH
+B=build-device
+T="$B/tilekit run"
+has() { [[ " $stages " == *" $1 "* ]]; }
+
+if has build; then
+  bash bench/device/build.sh >"$out/build.log" 2>&1 || { echo "build failed"; grep -E "error|FAILED" "$out/build.log" | head -30; }
+  ls -la $B/tilekit $B/tests/tilekit_tests 2>&1
+fi
+if has info; then $B/tilekit info 2>&1 | tee "$out/info.txt" | sed -n '/\[cuda\]/,$p'; fi
+if has tests; then
+  timeout 300 $B/tests/tilekit_tests --gtest_filter='*cuda*:*Cuda*:*CUDA*' >"$out/tests.log" 2>&1
+  echo "tests rc=$?"; grep -E "^\[  (PASSED|FAILED) |tests ran|FAILED  \]" "$out/tests.log" | head -40
+fi
+if has perf; then
+  {
+    for v in naive tiled optimized; do $T gemm --backend cuda --variant $v --size 4096 --reps 10; done
+    $T gemm --backend cuda --peer --size 4096 --reps 10
+    $T gemm --backend cuda --variant tiled --size 4096 --tile 16,16,16 --reps 10
+    $T gemm --backend cuda --variant optimized --size 4096 --tile 128,64,8 --reps 10
+    $T gemm --backend cuda --variant optimized --size 8192 --reps 5
+    $T gemm --backend cuda --peer --size 8192 --reps 5
+    $T transpose --backend cuda --peer --size 8192
+    for v in naive tiled; do $T transpose --backend cuda --variant $v --size 8192; done
+    for t in 32,32 64,64 32,64 64,32; do $T transpose --backend cuda --variant optimized --size 8192 --tile $t; done
+    $T conv2d --backend cuda --peer --size 8192 --k 5
+    $T conv2d --backend cuda --variant naive --size 8192 --k 5
+    for t in 32,32 16,64 8,128 32,64 64,64; do $T conv2d --backend cuda --variant tiled --size 8192 --k 5 --tile $t; done
+    for t in 64,32 32,64 128,32 64,64 16,128; do $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --tile $t; done
+    for v in tiled optimized; do $T gemm --backend cuda --variant $v --size 4096 --dtype double --reps 5; done
+    $T gemm --backend cuda --peer --size 4096 --dtype double --reps 5
+    for v in tiled optimized; do $T transpose --backend cuda --variant $v --size 8192 --dtype double; done
+    for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 8192 --k 5 --dtype double; done
+  } 2>&1 | tee "$out/perf.txt"
+fi
+if has odd; then
+  {
+    for d in float double; do
+      for v in naive tiled optimized; do
+        $T gemm --backend cuda --variant $v --m 67 --n 45 --k 33 --dtype $d --reps 1
+        $T gemm --backend cuda --variant $v --m 129 --n 260 --k 0 --dtype $d --reps 1
+        $T gemm --backend cuda --variant $v --m 1 --n 1 --k 1 --dtype $d --reps 1
+        $T transpose --backend cuda --variant $v --m 67 --n 45 --dtype $d --reps 1
+        $T transpose --backend cuda --variant $v --m 64 --n 128 --dtype $d --reps 1
+        for r in 1 7 17 31; do $T conv2d --backend cuda --variant $v --m 67 --n 45 --k $r --dtype $d --reps 1; done
+      done
+    done
+    $T gemm --backend cuda --variant tiled --m 67 --n 45 --k 333 --tile 32,32,160 --dtype double --reps 1
+  } 2>&1 | grep -E "NOT VERIFIED|error|verified" | awk '{print $1,$2,$3,$4,$5,$6,$7,$(NF-0)}' | tee "$out/odd.txt" | grep -cv "NOT" ; grep -E "NOT|error" "$out/odd.txt"
+fi
+if has sanitize; then
+  for tool in memcheck racecheck synccheck initcheck; do
+    for d in float double; do
+      for v in tiled optimized; do
+        for cmd in "gemm --m 67 --n 45 --k 33" "transpose --m 67 --n 45" "conv2d --m 67 --n 45 --k 5" "gemm --m 64 --n 128 --k 32"; do
+          echo "== compute-sanitizer --tool $tool tilekit run $cmd --backend cuda --variant $v --dtype $d --reps 1"
+          timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $B/tilekit run $cmd --backend cuda --variant $v --dtype $d --reps 1 2>&1 | tail -3
+        done
+      done
+    done
+  done >"$out/sanitize.log" 2>&1
+  echo "sanitizer summaries:"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitize.log" | sort | uniq -c
+fi
