@@ -15,7 +15,6 @@
 using gpuError_t = hipError_t;
 using gpuStream_t = hipStream_t;
 using gpuEvent_t = hipEvent_t;
-using gpuDeviceProp_t = hipDeviceProp_t;
 using gpuMemcpyKind = hipMemcpyKind;
 inline constexpr gpuError_t gpuSuccess = hipSuccess;
 inline constexpr gpuMemcpyKind gpuMemcpyHostToDevice = hipMemcpyHostToDevice;
@@ -26,11 +25,65 @@ inline constexpr gpuMemcpyKind gpuMemcpyDeviceToDevice = hipMemcpyDeviceToDevice
 #define gpuGetLastError hipGetLastError
 #define gpuGetDeviceCount hipGetDeviceCount
 #define gpuSetDevice hipSetDevice
-#define gpuGetDeviceProperties hipGetDeviceProperties
-#define gpuDeviceGetAttribute hipDeviceGetAttribute
 #define gpuDevAttrMaxSharedMemoryPerBlockOptin hipDeviceAttributeSharedMemPerBlockOptin
 #define gpuDevAttrMaxSharedMemoryPerMultiprocessor hipDeviceAttributeMaxSharedMemoryPerMultiprocessor
-#define gpuDevAttrMaxBlocksPerMultiprocessor hipDeviceAttributeMaxBlocksPerMultiprocessor
+#define gpuDevAttrMaxBlocksPerMultiprocessor hipDeviceAttributeMaxBlocksPerMultiProcessor  // sic: capital P in HIP
+
+// Device properties and attributes: HIP before 6.0 (Debian's ROCm 5.2 included) lacks what
+// CUDA has and the backend reads. hipDeviceProp_t has no regsPerMultiprocessor, and
+// hipDeviceGetAttribute answers hipErrorInvalidValue for the attributes it documents as
+// "Cuda only" (the opt-in shared memory per block, blocks per multiprocessor). The AMD
+// answers are derived here from what the runtime does report, so the backend stays
+// vendor-neutral and never sees a failure that only means "not reported".
+namespace tilekit::gpu::hip_compat {
+#if HIP_VERSION_MAJOR < 6
+// ROCm 5 fills regsPerBlock from the compute unit's whole VGPR file (VGPRs per SIMD x SIMDs
+// x wavefront lanes, 4 x 512 x 64 on gfx90a): the figure ROCm 6 reports as
+// regsPerMultiprocessor.
+struct DeviceProp : hipDeviceProp_t {
+  int regsPerMultiprocessor;
+};
+inline hipError_t get_device_properties(DeviceProp* p, int device) {
+  const hipError_t e = hipGetDeviceProperties(static_cast<hipDeviceProp_t*>(p), device);
+  p->regsPerMultiprocessor = p->regsPerBlock;
+  return e;
+}
+#else
+using DeviceProp = hipDeviceProp_t;
+inline hipError_t get_device_properties(DeviceProp* p, int device) { return hipGetDeviceProperties(p, device); }
+#endif
+
+inline hipError_t device_get_attribute(int* value, hipDeviceAttribute_t attr, int device) {
+  const hipError_t e = hipDeviceGetAttribute(value, attr, device);
+  if (e != hipErrorInvalidValue) return e;
+  // The runtime also records the failed query as the thread's last error; clear it, or the
+  // next launch check (hipGetLastError) would blame an innocent kernel.
+  (void)hipGetLastError();
+  switch (attr) {
+    case hipDeviceAttributeSharedMemPerBlockOptin:
+      // AMD has no opt-in: a workgroup may use all of the LDS the default limit names
+      // (64 KiB on CDNA), and nothing above it.
+      return hipDeviceGetAttribute(value, hipDeviceAttributeMaxSharedMemoryPerBlock, device);
+    case hipDeviceAttributeMaxBlocksPerMultiProcessor: {
+      // One wavefront per workgroup is the most workgroups a CU can hold: its wavefront
+      // slots (maxThreadsPerMultiProcessor / warpSize, 2048 / 64 = 32 on CDNA2/3).
+      int threads = 0, wave = 0;
+      if (const hipError_t t = hipDeviceGetAttribute(&threads, hipDeviceAttributeMaxThreadsPerMultiProcessor, device);
+          t != hipSuccess)
+        return t;
+      if (const hipError_t w = hipDeviceGetAttribute(&wave, hipDeviceAttributeWarpSize, device); w != hipSuccess)
+        return w;
+      *value = wave > 0 ? threads / wave : 0;
+      return hipSuccess;
+    }
+    default:
+      return e;
+  }
+}
+}  // namespace tilekit::gpu::hip_compat
+using gpuDeviceProp_t = tilekit::gpu::hip_compat::DeviceProp;
+#define gpuGetDeviceProperties ::tilekit::gpu::hip_compat::get_device_properties
+#define gpuDeviceGetAttribute ::tilekit::gpu::hip_compat::device_get_attribute
 #define gpuRuntimeGetVersion hipRuntimeGetVersion
 #define gpuDriverGetVersion hipDriverGetVersion
 #define gpuMalloc hipMalloc
