@@ -1,0 +1,201 @@
+// The kokkos Backend: Kokkos' lifetime, memory in the default execution space's memory space,
+// what the space offers (DeviceInfo), tile resolution and launch descriptions.
+#include <algorithm>
+#include <exception>
+#include <string>
+
+#include "../host/host_backend.hpp"
+#include "kokkos.hpp"
+#include "tilekit/ops.hpp"
+
+namespace tilekit {
+namespace kokkos {
+
+std::string describe(const Launch& l) {
+  if (l.team == 0) return l.kernel;
+  std::string s = "league " + std::to_string(l.league) + " x team " + std::to_string(l.team);
+  if (l.vector > 1) s += " x vector " + std::to_string(l.vector);
+  s += ", " + std::to_string(l.scratch) + " B team scratch (level 0), " + l.kernel;
+  return s;
+}
+
+std::string scratch_where(std::size_t reserved, const char* what) {
+  std::string s = std::string(Exec::name()) + " team scratch (level 0: " + std::to_string(scratch_max()) + " bytes";
+  if (reserved > 0) s += ", less " + std::to_string(reserved) + " this kernel keeps for " + what;
+  return s + ")";
+}
+
+void check_team_scratch(const Problem& p, const TileConfig& t, std::size_t reserved, const char* what) {
+  const std::size_t total = scratch_max();
+  check_tile_fits(p, t, total > reserved ? total - reserved : 0, scratch_where(reserved, what));
+}
+
+namespace {
+
+// Views over raw bytes: deep_copy then works between any two memory spaces, so transfers are
+// the same code whether Mem is HostSpace or CudaSpace.
+using DeviceBytes = Kokkos::View<char*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using ConstDeviceBytes = Kokkos::View<const char*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using HostBytes = Kokkos::View<char*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+using ConstHostBytes = Kokkos::View<const char*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+
+// Runs a Kokkos call, reporting what Kokkos throws (allocation failures, CUDA errors) as the
+// device errors they are; tilekit's own errors pass through.
+template <class F>
+auto guarded(const char* what, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw DeviceError(std::string("kokkos backend: ") + what + " failed: " + e.what());
+  }
+}
+
+DeviceInfo make_info() {
+  DeviceInfo d;
+  d.name = std::string("Kokkos ") + std::to_string(KOKKOS_VERSION / 10000) + "." +
+           std::to_string(KOKKOS_VERSION / 100 % 100) + "." + std::to_string(KOKKOS_VERSION % 100) + " " +
+           Exec::name();
+  d.kind = exec_on_gpu() ? DeviceKind::gpu : DeviceKind::cpu;
+  d.compute_units = Exec().concurrency();
+  d.scratch_bytes = scratch_max();
+  d.simd_width = TeamPolicy::vector_length_max();
+  if (exec_on_gpu()) {
+#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION >= 40000
+    const cudaDeviceProp& prop = Kokkos::Cuda().cuda_device_prop();
+    d.name += std::string(" on ") + prop.name;
+    d.compute_units = prop.multiProcessorCount;
+    d.simd_width = prop.warpSize;
+    d.l2_bytes = std::size_t(prop.l2CacheSize);
+    d.extra.emplace_back("concurrency", std::to_string(Exec().concurrency()) + " threads");
+#endif
+  } else {
+    const host::CpuCaches c = host::detect_caches();
+    d.name += " on " + host::cpu_model_name();
+    d.simd_width = host::simd_lanes_f32();  // Serial's vector_length_max is a loop length, not lanes
+    d.l1_bytes = c.l1d;
+    d.l2_bytes = c.l2;
+    d.l3_bytes = c.l3;
+  }
+  d.extra.emplace_back("execution space", Exec::name());
+  d.extra.emplace_back("memory space", Mem::name());
+  d.extra.emplace_back("team scratch level 0", std::to_string(scratch_max()) + " B");
+  d.extra.emplace_back("vector length max", std::to_string(TeamPolicy::vector_length_max()));
+  return d;
+}
+
+class KokkosBackend final : public Backend {
+ public:
+  KokkosBackend() {
+    // Adopt a Kokkos the application already initialized; otherwise initialize it here and
+    // finalize it in the destructor. A finalized Kokkos cannot be initialized again.
+#if KOKKOS_VERSION >= 30700
+    if (Kokkos::is_finalized()) {
+      unavailable_ = "Kokkos was already finalized by the application";
+      return;
+    }
+#endif
+    if (!Kokkos::is_initialized()) {
+      int argc = 1;
+      char name[] = "tilekit";
+      char* argv[] = {name, nullptr};
+      guarded("Kokkos::initialize", [&] { Kokkos::initialize(argc, argv); });
+      owns_kokkos_ = true;
+    }
+    info_ = make_info();
+  }
+
+  // The registry destroys backends in reverse creation order at exit; tilekit holds no Kokkos
+  // memory of its own (matrices free theirs when destroyed), so this is the last use.
+  ~KokkosBackend() override {
+    if (owns_kokkos_ && Kokkos::is_initialized()) Kokkos::finalize();
+  }
+
+  std::string name() const override { return "kokkos"; }
+  const DeviceInfo& info() const override { return info_; }
+  bool available() const override { return unavailable_.empty(); }
+  std::string unavailable_reason() const override { return unavailable_; }
+  int priority() const override { return exec_on_gpu() ? 80 : 20; }
+
+  void* allocate(std::size_t bytes) override {
+    return guarded("kokkos_malloc", [&] {
+      // kokkos_malloc of zero bytes need not return a usable pointer; an empty matrix still
+      // wants a distinct one.
+      return Kokkos::kokkos_malloc<Mem>("tilekit::Matrix", std::max<std::size_t>(bytes, 1));
+    });
+  }
+  void deallocate(void* p) noexcept override {
+    if (p && Kokkos::is_initialized()) Kokkos::kokkos_free<Mem>(p);
+  }
+  void copy_to_device(void* dst, const void* src, std::size_t bytes) override {
+    if (bytes == 0) return;
+    guarded("deep_copy to device", [&] {
+      Kokkos::deep_copy(DeviceBytes(static_cast<char*>(dst), bytes), ConstHostBytes(static_cast<const char*>(src), bytes));
+    });
+  }
+  void copy_to_host(void* dst, const void* src, std::size_t bytes) override {
+    if (bytes == 0) return;
+    guarded("deep_copy to host", [&] {
+      Kokkos::deep_copy(HostBytes(static_cast<char*>(dst), bytes), ConstDeviceBytes(static_cast<const char*>(src), bytes));
+    });
+  }
+  void device_copy(void* dst, const void* src, std::size_t bytes) override {
+    if (bytes == 0) return;
+    guarded("deep_copy on device", [&] {
+      Kokkos::deep_copy(DeviceBytes(static_cast<char*>(dst), bytes), ConstDeviceBytes(static_cast<const char*>(src), bytes));
+    });
+  }
+  void synchronize() override {
+    guarded("Kokkos::fence", [] { Kokkos::fence(); });
+  }
+
+  TileConfig resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const override {
+    switch (p.op) {
+      case Op::gemm: return gemm_tile(v, p, requested);
+      case Op::transpose: return transpose_tile(v, p, requested);
+      case Op::conv2d: return conv2d_tile(v, p, requested);
+    }
+    return {};
+  }
+  std::string describe_launch(Variant v, const Problem& p, const TileConfig& t) const override {
+    switch (p.op) {
+      case Op::gemm: return describe(gemm_launch(v, p, t));
+      case Op::transpose: return describe(transpose_launch(v, p, t));
+      case Op::conv2d: return describe(conv2d_launch(v, p, t));
+    }
+    return {};
+  }
+
+  void gemm(Variant v, const GemmArgs<float>& a, const TileConfig& t) override { run("gemm", [&] { kokkos::gemm(v, a, t); }); }
+  void gemm(Variant v, const GemmArgs<double>& a, const TileConfig& t) override { run("gemm", [&] { kokkos::gemm(v, a, t); }); }
+  void transpose(Variant v, const TransposeArgs<float>& a, const TileConfig& t) override {
+    run("transpose", [&] { kokkos::transpose(v, a, t); });
+  }
+  void transpose(Variant v, const TransposeArgs<double>& a, const TileConfig& t) override {
+    run("transpose", [&] { kokkos::transpose(v, a, t); });
+  }
+  void conv2d(Variant v, const Conv2dArgs<float>& a, const TileConfig& t) override { run("conv2d", [&] { kokkos::conv2d(v, a, t); }); }
+  void conv2d(Variant v, const Conv2dArgs<double>& a, const TileConfig& t) override {
+    run("conv2d", [&] { kokkos::conv2d(v, a, t); });
+  }
+
+ private:
+  template <class F>
+  static void run(const char* op, F&& f) {
+    guarded(op, f);
+  }
+
+  DeviceInfo info_;
+  bool owns_kokkos_ = false;
+  std::string unavailable_;
+};
+
+}  // namespace
+}  // namespace kokkos
+
+namespace detail {
+std::unique_ptr<Backend> make_kokkos_backend() { return std::make_unique<kokkos::KokkosBackend>(); }
+}  // namespace detail
+
+}  // namespace tilekit

@@ -1,0 +1,198 @@
+// out = in (*) filter (R x R, zero padding) in Kokkos.
+//   naive:     one MDRange index per output, R*R taps read straight from memory with border
+//              checks on every tap.
+//   tiled:     the PMPP input-tile scheme as a team kernel: one team per output tile copies the
+//              tile plus its R-1 halo into team scratch (zeros outside the image), a barrier, then
+//              every output is computed from scratch with no border checks; the filter is read
+//              from memory (the read-only cache holds it on GPUs).
+//   optimized: the filter staged in scratch too, and thread coarsening: each thread computes
+//              P = 4 vertically adjacent outputs, so every input value it loads from scratch
+//              feeds up to P accumulators held in registers (P + R - 1 rows of loads for P rows
+//              of outputs instead of P * R).
+#include <algorithm>
+
+#include "kokkos.hpp"
+#include "tilekit/ops.hpp"
+
+namespace tilekit::kokkos {
+namespace conv2d_kernels {
+
+template <class T>
+struct ConvView {
+  const T* in;
+  const T* filter;
+  T* out;
+  int h, w, ld_in, ld_out, r;
+  explicit ConvView(const Conv2dArgs<T>& a)
+      : in(a.in), filter(a.filter), out(a.out), h(int(a.h)), w(int(a.w)), ld_in(int(a.ld_in)),
+        ld_out(int(a.ld_out)), r(a.r) {}
+};
+
+template <class T>
+void conv2d_naive(const Conv2dArgs<T>& args) {
+  const ConvView<T> a(args);
+  Kokkos::parallel_for(
+      "tilekit::kokkos::conv2d_naive", naive_policy(a.w, a.h), KOKKOS_LAMBDA(const int j, const int i) {
+        const int half = a.r / 2;
+        T acc = 0;
+        for (int fi = 0; fi < a.r; ++fi) {
+          const int y = i + fi - half;
+          if (y < 0 || y >= a.h) continue;
+          for (int fj = 0; fj < a.r; ++fj) {
+            const int x = j + fj - half;
+            if (x >= 0 && x < a.w) acc += a.filter[fi * a.r + fj] * a.in[y * a.ld_in + x];
+          }
+        }
+        a.out[i * a.ld_out + j] = acc;
+      });
+}
+
+// P output rows per thread: 1 for tiled, more for optimized (which also stages the filter).
+template <class T, int P>
+struct ConvTeam {
+  ConvView<T> a;
+  int tr, tc, tiles_c;
+
+  // Scratch rows: the tile rounded up to whole strips of P rows, plus the halo.
+  KOKKOS_INLINE_FUNCTION static int scratch_rows(int tr, int r) { return (tr + P - 1) / P * P + r - 1; }
+  KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int tr, int tc, int r) {
+    return kScratchAlign + align_up(sizeof(T) * std::size_t(scratch_rows(tr, r)) * std::size_t(tc + r - 1)) +
+           (P > 1 ? align_up(sizeof(T) * std::size_t(r) * std::size_t(r)) : 0);
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const int r = a.r, half = r / 2;
+    const int i0 = team.league_rank() / tiles_c * tr, j0 = team.league_rank() % tiles_c * tc;
+    const int sh = scratch_rows(tr, r), sw = tc + r - 1;
+    ScratchCarver scratch(team, scratch_bytes(tr, tc, r));
+    T* s = scratch.take<T>(std::size_t(sh) * std::size_t(sw));
+    T* f = P > 1 ? scratch.take<T>(std::size_t(r) * std::size_t(r)) : nullptr;
+    const T* filter = P > 1 ? f : a.filter;
+
+    // Load phase: the tile and its halo, zeros outside the image.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sh * sw), [&](const int e) {
+      const int y = e / sw, x = e - y * sw, gy = i0 + y - half, gx = j0 + x - half;
+      s[e] = (gy >= 0 && gy < a.h && gx >= 0 && gx < a.w) ? a.in[gy * a.ld_in + gx] : T(0);
+    });
+    if (P > 1) Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r * r), [&](const int e) { f[e] = a.filter[e]; });
+    team.team_barrier();
+
+    // Compute phase: strip (of P rows) by column; adjacent threads take adjacent columns.
+    const int strips = (tr + P - 1) / P;
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, strips * tc), [&](const int e) {
+      const int strip = e / tc, c = e - strip * tc, row0 = strip * P;
+      if (j0 + c >= a.w) return;
+      T acc[P];
+      for (int q = 0; q < P; ++q) acc[q] = 0;
+      for (int y = 0; y < P + r - 1; ++y) {
+        const T* srow = s + (row0 + y) * sw + c;
+        for (int fj = 0; fj < r; ++fj) {
+          const T v = srow[fj];
+          TILEKIT_UNROLL
+          for (int q = 0; q < P; ++q) {
+            const int fi = y - q;  // input row y feeds output row q through filter row y - q
+            if (fi >= 0 && fi < r) acc[q] += filter[fi * r + fj] * v;
+          }
+        }
+      }
+      TILEKIT_UNROLL
+      for (int q = 0; q < P; ++q) {
+        const int i = i0 + row0 + q;
+        if (row0 + q < tr && i < a.h) a.out[i * a.ld_out + j0 + c] = acc[q];
+      }
+    });
+  }
+};
+
+constexpr int kRowsPerThread = 4;
+
+template <class T, int P>
+Launch plan_team(const Problem& p, const TileConfig& t) {
+  Launch l;
+  l.league = tiles(p.m, t.rows) * tiles(p.n, t.cols);
+  l.scratch = ConvTeam<T, P>::scratch_bytes(t.rows, t.cols, int(p.k));
+  const ConvTeam<T, P> probe{ConvView<T>(Conv2dArgs<T>{}), t.rows, t.cols, 1};
+  TeamPolicy policy(1, 1);
+  policy.set_scratch_size(0, Kokkos::PerTeam(l.scratch));
+  const int threads = (t.rows + P - 1) / P * t.cols;  // one per strip and column
+  const int limit = P > 1 ? policy.team_size_max(probe, Kokkos::ParallelForTag())
+                          : policy.team_size_recommended(probe, Kokkos::ParallelForTag());
+  l.team = std::max(1, std::min(limit, threads));
+  return l;
+}
+
+template <class T>
+Launch plan(Variant v, const Problem& p, const TileConfig& t) {
+  if (v == Variant::naive) {
+    Launch l;
+    l.kernel = "MDRange over the output, R*R taps from memory with border checks";
+    return l;
+  }
+  if (v == Variant::tiled) {
+    Launch l = plan_team<T, 1>(p, t);
+    l.kernel = "tile + halo in scratch, one output per thread per pass, filter from memory";
+    return l;
+  }
+  Launch l = plan_team<T, kRowsPerThread>(p, t);
+  l.kernel = "tile + halo and filter in scratch, " + std::to_string(kRowsPerThread) +
+             " outputs per thread in registers";
+  return l;
+}
+
+template <class T>
+std::size_t scratch_for(Variant v, const TileConfig& t, int r) {
+  return v == Variant::optimized ? ConvTeam<T, kRowsPerThread>::scratch_bytes(t.rows, t.cols, r)
+                                 : ConvTeam<T, 1>::scratch_bytes(t.rows, t.cols, r);
+}
+
+template <class T>
+TileConfig auto_tile(Variant v, const Problem& p) {
+  // The largest square tile up to 32 x 32 whose scratch (with this filter's halo) fits twice in
+  // a team's share, so that a GPU multiprocessor keeps several teams resident.
+  const std::size_t budget = scratch_max() / 2;
+  int side = 32;
+  while (side > 4 && scratch_for<T>(v, {side, side, 0}, int(p.k)) > budget) side /= 2;
+  return {side, side, 0};
+}
+
+}  // namespace conv2d_kernels
+
+using namespace conv2d_kernels;
+
+TileConfig conv2d_tile(Variant v, const Problem& p, const TileConfig& requested) {
+  auto resolve = [&](auto zero) -> TileConfig {
+    using T = decltype(zero);
+    if (requested.is_auto()) return v == Variant::naive ? TileConfig{} : auto_tile<T>(v, p);
+    const Variant checked = v == Variant::naive ? Variant::tiled : v;
+    const std::size_t reserved = scratch_for<T>(checked, requested, int(p.k)) - tile_scratch_bytes(p, requested);
+    check_team_scratch(p, requested, reserved,
+                       checked == Variant::optimized ? "alignment, whole strips of rows and the filter" : "alignment");
+    return v == Variant::naive ? TileConfig{} : TileConfig{requested.rows, requested.cols, 0};
+  };
+  return p.dtype == DType::f32 ? resolve(0.0f) : resolve(0.0);
+}
+
+Launch conv2d_launch(Variant v, const Problem& p, const TileConfig& t) {
+  return p.dtype == DType::f32 ? plan<float>(v, p, t) : plan<double>(v, p, t);
+}
+
+template <class T>
+void conv2d(Variant v, const Conv2dArgs<T>& args, const TileConfig& t) {
+  if (v == Variant::naive) return conv2d_naive(args);
+  const Problem p{Op::conv2d, dtype_of<T>(), args.h, args.w, args.r};
+  const Launch l = plan<T>(v, p, t);
+  TeamPolicy policy(l.league, l.team);
+  policy.set_scratch_size(0, Kokkos::PerTeam(l.scratch));
+  const ConvView<T> a(args);
+  const int tiles_c = tiles(args.w, t.cols);
+  if (v == Variant::tiled)
+    Kokkos::parallel_for("tilekit::kokkos::conv2d_tiled", policy, ConvTeam<T, 1>{a, t.rows, t.cols, tiles_c});
+  else
+    Kokkos::parallel_for("tilekit::kokkos::conv2d_optimized", policy,
+                         ConvTeam<T, kRowsPerThread>{a, t.rows, t.cols, tiles_c});
+}
+
+template void conv2d<float>(Variant, const Conv2dArgs<float>&, const TileConfig&);
+template void conv2d<double>(Variant, const Conv2dArgs<double>&, const TileConfig&);
+
+}  // namespace tilekit::kokkos

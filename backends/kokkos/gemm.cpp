@@ -1,0 +1,512 @@
+// C = alpha * A * B + beta * C in Kokkos.
+//   naive:     one MDRange index per element of C, a dot product straight from memory.
+//   tiled:     the textbook shared-memory kernel (PMPP Fig. 5.13) as a team kernel: one team per
+//              C tile, an A tile and a B tile staged in team scratch per K step, one thread per
+//              element of C.
+//   optimized: thread coarsening: each thread accumulates an R x R block of C in registers. On
+//              GPUs the automatic tile runs GemmBlock, a fixed 128x128x8 (float) / 64x64x8
+//              (double) block with 16-byte loads, A staged transposed in padded scratch, and two
+//              scratch buffers so the next K step loads while this one computes.
+// A tile whose elements outnumber the team's threads (host spaces, where a team is one
+// thread, or an explicit tile too large for a GPU block) cannot keep every accumulator in a
+// register across K steps: those run the same kernel with the accumulators in scratch.
+#include <algorithm>
+#include <cstdint>
+
+#include "kokkos.hpp"
+#include "tilekit/ops.hpp"
+
+namespace tilekit::kokkos {
+// A named namespace, not an anonymous one: the functors and lambdas here instantiate Kokkos'
+// __global__ kernels, and nvcc's extended lambdas want enclosing functions with external linkage.
+namespace gemm_kernels {
+
+// GemmArgs with 32-bit indices (the front end keeps every matrix under 2^31 elements).
+template <class T>
+struct GemmView {
+  const T* a;
+  const T* b;
+  T* c;
+  int m, n, k, lda, ldb, ldc;
+  T alpha, beta;
+  explicit GemmView(const GemmArgs<T>& g)
+      : a(g.a), b(g.b), c(g.c), m(int(g.m)), n(int(g.n)), k(int(g.k)), lda(int(g.lda)), ldb(int(g.ldb)),
+        ldc(int(g.ldc)), alpha(g.alpha), beta(g.beta) {}
+  // beta == 0 must not read C: it may hold NaN.
+  KOKKOS_INLINE_FUNCTION void store(int i, int j, T v) const {
+    T& out = c[i * ldc + j];
+    out = beta == T(0) ? alpha * v : alpha * v + beta * out;
+  }
+};
+
+template <class T>
+void gemm_naive(const GemmArgs<T>& args) {
+  const GemmView<T> g(args);
+  Kokkos::parallel_for(
+      "tilekit::kokkos::gemm_naive", naive_policy(g.n, g.m), KOKKOS_LAMBDA(const int j, const int i) {
+        T acc = 0;
+        for (int p = 0; p < g.k; ++p) acc += g.a[i * g.lda + p] * g.b[p * g.ldb + j];
+        g.store(i, j, acc);
+      });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The general team kernel. R x R micro-tile per thread (R = 1: the textbook kernel); the thread's
+// rows and columns are strided by the number of micro-tiles along each side, so adjacent threads
+// read adjacent B columns from scratch and write adjacent C columns. S > 0 fixes the tile to
+// S x S x S at compile time (index arithmetic becomes shifts, loops unroll).
+// Persistent: the team has one thread per micro-tile, which keeps its accumulators in registers
+// for the whole K loop. Otherwise a team of any size walks the micro-tiles in every K step and
+// adds its partial sums to an accumulator tile in scratch.
+template <class T, int R, bool Persistent, int S = 0>
+struct GemmTeam {
+  GemmView<T> g;
+  int tm_, tn_, tk_, tiles_n;
+
+  KOKKOS_INLINE_FUNCTION int tm() const { return S > 0 ? S : tm_; }
+  KOKKOS_INLINE_FUNCTION int tn() const { return S > 0 ? S : tn_; }
+  KOKKOS_INLINE_FUNCTION int tk() const { return S > 0 ? S : tk_; }
+  KOKKOS_INLINE_FUNCTION int tx() const { return (tn() + R - 1) / R; }  // micro-tiles along n
+  KOKKOS_INLINE_FUNCTION int ty() const { return (tm() + R - 1) / R; }  // micro-tiles along m
+  KOKKOS_INLINE_FUNCTION int micro_tiles() const { return tx() * ty(); }
+
+  static std::size_t accumulator_bytes(int tm, int tn) { return Persistent ? 0 : align_up(sizeof(T) * tm * tn); }
+  KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int tm, int tn, int tk) {
+    return kScratchAlign + align_up(sizeof(T) * tm * tk) + align_up(sizeof(T) * tk * tn) +
+           (Persistent ? 0 : align_up(sizeof(T) * tm * tn));
+  }
+
+  // acc += (rows of micro-tile t of sa) x (columns of micro-tile t of sb), one K step.
+  KOKKOS_INLINE_FUNCTION void multiply(int t, const T* sa, const T* sb, T (&acc)[R][R]) const {
+    const int TM = tm(), TN = tn(), TK = tk(), TX = tx(), TY = ty();
+    const int r0 = t / TX, c0 = t - r0 * TX;
+    for (int q = 0; q < TK; ++q) {
+      T av[R], bv[R];
+      TILEKIT_UNROLL
+      for (int i = 0; i < R; ++i) {
+        const int r = r0 + i * TY;
+        av[i] = (R == 1 || r < TM) ? sa[r * TK + q] : T(0);
+      }
+      TILEKIT_UNROLL
+      for (int j = 0; j < R; ++j) {
+        const int c = c0 + j * TX;
+        bv[j] = (R == 1 || c < TN) ? sb[q * TN + c] : T(0);
+      }
+      TILEKIT_UNROLL
+      for (int i = 0; i < R; ++i)
+        TILEKIT_UNROLL
+        for (int j = 0; j < R; ++j) acc[i][j] += av[i] * bv[j];
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const int TM = tm(), TN = tn(), TK = tk(), TX = tx(), TY = ty();
+    const int i0 = team.league_rank() / tiles_n * TM, j0 = team.league_rank() % tiles_n * TN;
+    ScratchCarver scratch(team, scratch_bytes(TM, TN, TK));
+    T* sa = scratch.take<T>(TM * TK);
+    T* sb = scratch.take<T>(TK * TN);
+    T* sacc = Persistent ? nullptr : scratch.take<T>(TM * TN);
+
+    T acc[R][R];
+    if (Persistent) {
+      for (int i = 0; i < R; ++i)
+        for (int j = 0; j < R; ++j) acc[i][j] = 0;
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, TM * TN), [&](const int e) { sacc[e] = 0; });
+    }
+
+    for (int p0 = 0; p0 < g.k; p0 += TK) {
+      // Load phase: coalesced rows of A and B, zeros outside the matrices so the compute phase
+      // needs no bounds checks.
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, TM * TK), [&](const int e) {
+        const int r = e / TK, q = e - r * TK, gi = i0 + r, gq = p0 + q;
+        sa[e] = (gi < g.m && gq < g.k) ? g.a[gi * g.lda + gq] : T(0);
+      });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, TK * TN), [&](const int e) {
+        const int q = e / TN, c = e - q * TN, gq = p0 + q, gj = j0 + c;
+        sb[e] = (gq < g.k && gj < g.n) ? g.b[gq * g.ldb + gj] : T(0);
+      });
+      team.team_barrier();  // the tiles are complete before anyone reads them
+      if (Persistent) {
+        if (team.team_rank() < TX * TY) multiply(team.team_rank(), sa, sb, acc);
+      } else {
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, TX * TY), [&](const int t) {
+          T part[R][R];
+          for (int i = 0; i < R; ++i)
+            for (int j = 0; j < R; ++j) part[i][j] = 0;
+          multiply(t, sa, sb, part);
+          const int r0 = t / TX, c0 = t - r0 * TX;
+          for (int i = 0; i < R; ++i)
+            for (int j = 0; j < R; ++j) {
+              const int r = r0 + i * TY, c = c0 + j * TX;
+              if (r < TM && c < TN) sacc[r * TN + c] += part[i][j];
+            }
+        });
+      }
+      team.team_barrier();  // everyone is done reading before the next load overwrites the tiles
+    }
+
+    if (Persistent) {
+      const int t = team.team_rank();
+      if (t >= TX * TY) return;
+      const int r0 = t / TX, c0 = t - r0 * TX;
+      for (int i = 0; i < R; ++i)
+        for (int j = 0; j < R; ++j) {
+          const int r = r0 + i * TY, c = c0 + j * TX;
+          if (r < TM && c < TN && i0 + r < g.m && j0 + c < g.n) g.store(i0 + r, j0 + c, acc[i][j]);
+        }
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, TM * TN), [&](const int e) {
+        const int r = e / TN, c = e - r * TN;
+        if (i0 + r < g.m && j0 + c < g.n) g.store(i0 + r, j0 + c, sacc[e]);
+      });
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// The GPU block kernel behind optimized's automatic tile: BM x BN x BK fixed, NT = (BM/R)(BN/R)
+// threads each owning an R x R block of C held in registers as H x H pieces of W = 16/sizeof(T)
+// elements (float: 8 x 8 as 2 x 2 pieces of 4), the pieces BM/H rows or BN/H columns apart so
+// that a warp's 16-byte scratch reads touch few banks and its C stores are contiguous.
+// Each thread stages exactly one W-wide piece of A and one of B per K step. A is stored
+// transposed (K-major) so a thread reads its rows of A as whole pieces; its rows are padded by
+// W elements, which keeps them 16-byte aligned and moves the two halves of a warp's transposed
+// stores to different banks. Two scratch buffers: the loads for step p+1 are issued before the
+// arithmetic of step p, and one barrier per step suffices.
+// Vec: A, B and the K/N extents allow 16-byte global loads (checked at launch); otherwise the
+// same pieces are loaded element by element with bounds checks.
+template <class T, int BM, int BN, int BK, int R, bool Vec>
+struct GemmBlock {
+  static constexpr int W = Pack<T>::W, H = R / W;
+  static constexpr int TX = BN / R, NT = (BM / R) * (BN / R);
+  static constexpr int LDA_S = BM + W, LDB_S = BN + W;
+  static_assert(R % W == 0, "a thread's rows and columns come in whole pieces");
+  static_assert(BM * BK == NT * W && BK * BN == NT * W, "each thread stages one piece of A and one of B");
+  using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<NT, 2>>;
+
+  GemmView<T> g;
+  int tiles_n;
+  bool vec_c;  // C rows allow 16-byte accesses
+
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
+    return kScratchAlign + align_up(sizeof(T) * 2 * BK * LDA_S) + align_up(sizeof(T) * 2 * BK * LDB_S);
+  }
+
+  KOKKOS_INLINE_FUNCTION void load(int i0, int j0, int p0, int ra, int ka, int rb, int cb, Pack<T>& pa,
+                                   Pack<T>& pb) const {
+    const int gi = i0 + ra, gk = p0 + ka, gq = p0 + rb, gj = j0 + cb;
+    if (Vec) {
+      if (gi < g.m && gk < g.k) pa = *reinterpret_cast<const Pack<T>*>(g.a + gi * g.lda + gk);
+      else for (int w = 0; w < W; ++w) pa.v[w] = 0;
+      if (gq < g.k && gj < g.n) pb = *reinterpret_cast<const Pack<T>*>(g.b + gq * g.ldb + gj);
+      else for (int w = 0; w < W; ++w) pb.v[w] = 0;
+    } else {
+      TILEKIT_UNROLL
+      for (int w = 0; w < W; ++w) {
+        pa.v[w] = (gi < g.m && gk + w < g.k) ? g.a[gi * g.lda + gk + w] : T(0);
+        pb.v[w] = (gq < g.k && gj + w < g.n) ? g.b[gq * g.ldb + gj + w] : T(0);
+      }
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const int t = team.team_rank();
+    const int i0 = team.league_rank() / tiles_n * BM, j0 = team.league_rank() % tiles_n * BN;
+    ScratchCarver scratch(team, scratch_bytes());
+    // Buffer b of A at as + b * BK * LDA_S, of B at bs + b * BK * LDB_S (both 16-byte multiples).
+    T* as = scratch.take<T>(2 * BK * LDA_S);
+    T* bs = scratch.take<T>(2 * BK * LDB_S);
+
+    const int ra = t / (BK / W), ka = t % (BK / W) * W;  // the piece of A this thread stages
+    const int rb = t / (BN / W), cb = t % (BN / W) * W;  // the piece of B
+    const int tx = t % TX, ty = t / TX;                  // the block of C it computes
+
+    T acc[R][R];
+    TILEKIT_UNROLL
+    for (int i = 0; i < R; ++i)
+      TILEKIT_UNROLL
+      for (int j = 0; j < R; ++j) acc[i][j] = 0;
+
+    Pack<T> pa, pb;
+    auto stage = [&](int buf) {
+      TILEKIT_UNROLL
+      for (int w = 0; w < W; ++w) as[buf * BK * LDA_S + (ka + w) * LDA_S + ra] = pa.v[w];
+      *reinterpret_cast<Pack<T>*>(bs + buf * BK * LDB_S + rb * LDB_S + cb) = pb;
+    };
+    load(i0, j0, 0, ra, ka, rb, cb, pa, pb);
+    stage(0);
+    team.team_barrier();
+
+    int cur = 0;
+    for (int p0 = 0; p0 < g.k; p0 += BK) {
+      const bool next = p0 + BK < g.k;
+      if (next) load(i0, j0, p0 + BK, ra, ka, rb, cb, pa, pb);  // in flight during the arithmetic
+      const T* a_s = as + cur * BK * LDA_S;
+      const T* b_s = bs + cur * BK * LDB_S;
+      TILEKIT_UNROLL
+      for (int q = 0; q < BK; ++q) {
+        T av[R], bv[R];
+        TILEKIT_UNROLL
+        for (int h = 0; h < H; ++h) {
+          const Pack<T> x = *reinterpret_cast<const Pack<T>*>(a_s + q * LDA_S + h * (BM / H) + ty * W);
+          const Pack<T> y = *reinterpret_cast<const Pack<T>*>(b_s + q * LDB_S + h * (BN / H) + tx * W);
+          TILEKIT_UNROLL
+          for (int w = 0; w < W; ++w) {
+            av[h * W + w] = x.v[w];
+            bv[h * W + w] = y.v[w];
+          }
+        }
+        TILEKIT_UNROLL
+        for (int i = 0; i < R; ++i)
+          TILEKIT_UNROLL
+          for (int j = 0; j < R; ++j) acc[i][j] += av[i] * bv[j];
+      }
+      // The other buffer was last read before the previous barrier: safe to overwrite now.
+      if (next) stage(cur ^ 1);
+      team.team_barrier();
+      cur ^= 1;
+    }
+
+    TILEKIT_UNROLL
+    for (int hr = 0; hr < H; ++hr)
+      TILEKIT_UNROLL
+      for (int wr = 0; wr < W; ++wr) {
+        const int gi = i0 + hr * (BM / H) + ty * W + wr;
+        if (gi >= g.m) continue;
+        TILEKIT_UNROLL
+        for (int hc = 0; hc < H; ++hc) {
+          const int gj = j0 + hc * (BN / H) + tx * W;
+          // acc is indexed with compile-time constants only (unrolled loops): a run-time index
+          // or an address taken would move it from registers to local memory.
+          if (vec_c && gj < g.n) {  // n % W == 0: the piece is wholly inside C
+            Pack<T>* out = reinterpret_cast<Pack<T>*>(g.c + gi * g.ldc + gj);
+            Pack<T> o;
+            if (g.beta == T(0)) {
+              TILEKIT_UNROLL
+              for (int w = 0; w < W; ++w) o.v[w] = g.alpha * acc[hr * W + wr][hc * W + w];
+            } else {
+              o = *out;
+              TILEKIT_UNROLL
+              for (int w = 0; w < W; ++w) o.v[w] = g.alpha * acc[hr * W + wr][hc * W + w] + g.beta * o.v[w];
+            }
+            *out = o;
+          } else {
+            TILEKIT_UNROLL
+            for (int w = 0; w < W; ++w)
+              if (gj + w < g.n) g.store(gi, gj + w, acc[hr * W + wr][hc * W + w]);
+          }
+        }
+      }
+  }
+};
+
+// The block shapes GemmBlock is compiled for.
+template <class T> struct BlockShape;
+template <> struct BlockShape<float> { static constexpr int BM = 128, BN = 128, BK = 8, R = 8; };
+template <> struct BlockShape<double> { static constexpr int BM = 64, BN = 64, BK = 8, R = 4; };
+template <class T, bool Vec>
+using Block = GemmBlock<T, BlockShape<T>::BM, BlockShape<T>::BN, BlockShape<T>::BK, BlockShape<T>::R, Vec>;
+
+// Micro-tile of optimized's general kernel (explicit tiles, host spaces): 8 x 8, so that on a
+// host, where a team is one thread, an 8 x 8 tile keeps its 64 accumulators in registers.
+constexpr int kOptR = 8;
+// Tiles of the tiled kernel compiled with fixed sizes.
+constexpr int kFixedTiles[] = {32, 16};
+
+template <class Functor, class Policy = TeamPolicy>
+int team_max(const Functor& f, std::size_t scratch) {
+  Policy policy(1, 1);
+  policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
+  return policy.team_size_max(f, Kokkos::ParallelForTag());
+}
+
+// How a tiled/optimized call runs, decided once for describe_launch and for the launch itself.
+enum class Kind { naive, team_fixed32, team_fixed16, team_persistent, team_shared, block };
+struct Plan {
+  Kind kind = Kind::naive;
+  int r = 1;  // micro-tile side of the team kernels
+  Launch launch;
+};
+
+bool fixed_square(const TileConfig& t, int s) { return t.rows == s && t.cols == s && t.depth == s; }
+
+template <class T>
+Plan plan(Variant v, const Problem& p, const TileConfig& t) {
+  Plan pl;
+  if (v == Variant::naive) {
+    pl.launch.kernel = exec_on_gpu() ? "MDRange over C, 32x8 blocks, dot products from global memory"
+                                     : "MDRange over C, dot products from memory";
+    return pl;
+  }
+  const int tiles_n = tiles(p.n, t.cols);
+  pl.launch.league = tiles(p.m, t.rows) * tiles_n;
+  if (v == Variant::optimized && t.rows == BlockShape<T>::BM && t.cols == BlockShape<T>::BN &&
+      t.depth == BlockShape<T>::BK) {
+    using B = Block<T, true>;
+    B probe{GemmView<T>(GemmArgs<T>{}), 1, false};
+    if (team_max<B, typename B::Policy>(probe, B::scratch_bytes()) >= B::NT) {
+      pl.kind = Kind::block;
+      pl.r = BlockShape<T>::R;
+      pl.launch.team = B::NT;
+      pl.launch.scratch = B::scratch_bytes();
+      pl.launch.kernel = "GemmBlock: " + std::to_string(pl.r) + "x" + std::to_string(pl.r) +
+                         " per thread in registers, padded transposed A, double-buffered scratch";
+      return pl;
+    }
+  }
+  const int r = v == Variant::optimized ? kOptR : 1;
+  const int micro = ((t.rows + r - 1) / r) * ((t.cols + r - 1) / r);
+  pl.r = r;
+  auto try_persistent = [&](auto probe, Kind kind) {
+    using F = decltype(probe);
+    const std::size_t bytes = F::scratch_bytes(t.rows, t.cols, t.depth);
+    if (team_max(probe, bytes) < micro) return false;
+    pl.kind = kind;
+    pl.launch.team = micro;
+    pl.launch.scratch = bytes;
+    return true;
+  };
+  const GemmView<T> none{GemmArgs<T>{}};
+  bool persistent = false;
+  if (r == 1 && fixed_square(t, 32))
+    persistent = try_persistent(GemmTeam<T, 1, true, 32>{none, 32, 32, 32, 1}, Kind::team_fixed32);
+  else if (r == 1 && fixed_square(t, 16))
+    persistent = try_persistent(GemmTeam<T, 1, true, 16>{none, 16, 16, 16, 1}, Kind::team_fixed16);
+  if (!persistent) {
+    if (r == 1) persistent = try_persistent(GemmTeam<T, 1, true>{none, t.rows, t.cols, t.depth, 1}, Kind::team_persistent);
+    else persistent = try_persistent(GemmTeam<T, kOptR, true>{none, t.rows, t.cols, t.depth, 1}, Kind::team_persistent);
+  }
+  if (persistent) {
+    pl.launch.kernel = r == 1 ? "one thread per element of C, accumulator in a register"
+                              : "one thread per " + std::to_string(r) + "x" + std::to_string(r) +
+                                    " block of C, accumulators in registers";
+    if (pl.kind != Kind::team_persistent) pl.launch.kernel += ", tile fixed at compile time";
+    return pl;
+  }
+  pl.kind = Kind::team_shared;
+  int team = 0;
+  if (r == 1) {
+    GemmTeam<T, 1, false> probe{none, t.rows, t.cols, t.depth, 1};
+    pl.launch.scratch = probe.scratch_bytes(t.rows, t.cols, t.depth);
+    TeamPolicy policy(1, 1);
+    policy.set_scratch_size(0, Kokkos::PerTeam(pl.launch.scratch));
+    team = policy.team_size_recommended(probe, Kokkos::ParallelForTag());
+  } else {
+    GemmTeam<T, kOptR, false> probe{none, t.rows, t.cols, t.depth, 1};
+    pl.launch.scratch = probe.scratch_bytes(t.rows, t.cols, t.depth);
+    TeamPolicy policy(1, 1);
+    policy.set_scratch_size(0, Kokkos::PerTeam(pl.launch.scratch));
+    team = policy.team_size_recommended(probe, Kokkos::ParallelForTag());
+  }
+  pl.launch.team = std::max(1, std::min(team, micro));
+  pl.launch.kernel = std::string(r == 1 ? "elements" : std::to_string(r) + "x" + std::to_string(r) + " blocks") +
+                     " of C shared out among the team, accumulators in scratch";
+  return pl;
+}
+
+// Bytes the kernel needs beyond the textbook A and B tiles, were it to run this tile.
+template <class T>
+std::size_t reserved_bytes(const Plan& pl, const Problem& p, const TileConfig& t) {
+  const std::size_t e = sizeof(T);
+  if (pl.kind == Kind::block) return pl.launch.scratch - tile_scratch_bytes(p, t);
+  std::size_t r = kScratchAlign + 2 * (kScratchAlign - 1);  // alignment, worst case
+  if (pl.kind == Kind::team_shared) r += align_up(e * std::size_t(t.rows) * std::size_t(t.cols));
+  return r;
+}
+
+template <class T>
+TileConfig auto_tile(Variant v, const Problem& p) {
+  const std::size_t s = scratch_max(), e = sizeof(T);
+  if (v == Variant::optimized) {
+    if (exec_on_gpu()) return {BlockShape<T>::BM, BlockShape<T>::BN, BlockShape<T>::BK};
+    // Host: a team is one thread; an 8 x 8 block of C in registers and the longest K panel of
+    // A and B that fits the scratch (a packed micro-kernel in the manner of BLIS).
+    int depth = 512;
+    while (depth > 8 && 2 * std::size_t(kOptR) * depth * e + 3 * kScratchAlign > s) depth /= 2;
+    return {kOptR, kOptR, depth};
+  }
+  // tiled: the largest square tile the space offers a team for: threads for all its elements
+  // on GPUs (team_size_max), and on hosts scratch for A, B and the accumulators.
+  for (int side : kFixedTiles) {
+    const TileConfig t{side, side, side};
+    const Plan pl = plan<T>(v, p, t);
+    if (pl.kind == Kind::team_fixed32 || pl.kind == Kind::team_fixed16) return t;
+  }
+  int side = 8;
+  while (3 * e * std::size_t(side + 8) * std::size_t(side + 8) + 4 * kScratchAlign <= s) side += 8;
+  return {side, side, side};
+}
+
+template <class F>
+void launch_team(const char* name, const Launch& l, const F& f) {
+  TeamPolicy policy(l.league, l.team);
+  policy.set_scratch_size(0, Kokkos::PerTeam(l.scratch));
+  Kokkos::parallel_for(name, policy, f);
+}
+
+}  // namespace gemm_kernels
+
+using namespace gemm_kernels;
+
+TileConfig gemm_tile(Variant v, const Problem& p, const TileConfig& requested) {
+  auto resolve = [&](auto zero) -> TileConfig {
+    using T = decltype(zero);
+    if (requested.is_auto()) return v == Variant::naive ? TileConfig{} : auto_tile<T>(v, p);
+    const Plan pl = plan<T>(v == Variant::naive ? Variant::tiled : v, p, requested);
+    check_team_scratch(p, requested, reserved_bytes<T>(pl, p, requested),
+                       pl.kind == Kind::team_shared ? "alignment and the accumulator tile" : "alignment and padding");
+    return v == Variant::naive ? TileConfig{} : requested;
+  };
+  return p.dtype == DType::f32 ? resolve(0.0f) : resolve(0.0);
+}
+
+Launch gemm_launch(Variant v, const Problem& p, const TileConfig& t) {
+  return p.dtype == DType::f32 ? plan<float>(v, p, t).launch : plan<double>(v, p, t).launch;
+}
+
+template <class T>
+void gemm(Variant v, const GemmArgs<T>& args, const TileConfig& t) {
+  if (v == Variant::naive) return gemm_naive(args);
+  const Problem p{Op::gemm, dtype_of<T>(), args.m, args.n, args.k};
+  const Plan pl = plan<T>(v, p, t);
+  const GemmView<T> g(args);
+  const int tiles_n = tiles(args.n, t.cols);
+  const Launch& l = pl.launch;
+  switch (pl.kind) {
+    case Kind::team_fixed32:
+      return launch_team("tilekit::kokkos::gemm_tiled32", l, GemmTeam<T, 1, true, 32>{g, 32, 32, 32, tiles_n});
+    case Kind::team_fixed16:
+      return launch_team("tilekit::kokkos::gemm_tiled16", l, GemmTeam<T, 1, true, 16>{g, 16, 16, 16, tiles_n});
+    case Kind::team_persistent:
+      if (pl.r == 1)
+        return launch_team("tilekit::kokkos::gemm_tiled", l, GemmTeam<T, 1, true>{g, t.rows, t.cols, t.depth, tiles_n});
+      return launch_team("tilekit::kokkos::gemm_coarsened", l, GemmTeam<T, kOptR, true>{g, t.rows, t.cols, t.depth, tiles_n});
+    case Kind::team_shared:
+      if (pl.r == 1)
+        return launch_team("tilekit::kokkos::gemm_tiled_shared", l, GemmTeam<T, 1, false>{g, t.rows, t.cols, t.depth, tiles_n});
+      return launch_team("tilekit::kokkos::gemm_coarsened_shared", l,
+                            GemmTeam<T, kOptR, false>{g, t.rows, t.cols, t.depth, tiles_n});
+    case Kind::block: {
+      constexpr int W = Pack<T>::W;
+      auto aligned = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
+      const bool vec_ab = g.lda % W == 0 && g.ldb % W == 0 && g.k % W == 0 && g.n % W == 0 && aligned(g.a) && aligned(g.b);
+      const bool vec_c = g.ldc % W == 0 && g.n % W == 0 && aligned(g.c);
+      auto run = [&](auto f) {
+        using F = decltype(f);
+        typename F::Policy policy(l.league, l.team);
+        policy.set_scratch_size(0, Kokkos::PerTeam(l.scratch));
+        Kokkos::parallel_for("tilekit::kokkos::gemm_block", policy, f);
+      };
+      if (vec_ab) run(Block<T, true>{g, tiles_n, vec_c});
+      else run(Block<T, false>{g, tiles_n, vec_c});
+      return;
+    }
+    case Kind::naive: break;
+  }
+}
+
+template void gemm<float>(Variant, const GemmArgs<float>&, const TileConfig&);
+template void gemm<double>(Variant, const GemmArgs<double>&, const TileConfig&);
+
+}  // namespace tilekit::kokkos

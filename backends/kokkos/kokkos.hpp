@@ -1,0 +1,126 @@
+// The kokkos backend: every kernel is written once against Kokkos' default execution space.
+// naive kernels are flat MDRangePolicy loops; tiled and optimized kernels use hierarchical
+// parallelism: a league of teams, one per output tile, whose inputs are staged in team scratch
+// (level 0: shared memory when the space is Cuda/HIP, ordinary memory on host spaces) between
+// team_barrier()s.
+//
+// Each operation's file (gemm.cpp, transpose.cpp, conv2d.cpp) exposes the same three things:
+// the tile a call will use, the launch that tile gives (what describe_launch prints, computed by
+// the same code that launches), and the kernels. Every source here is compiled by nvcc_wrapper
+// when Kokkos targets CUDA, so device code (KOKKOS_LAMBDA, KOKKOS_INLINE_FUNCTION) lives in them.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <string>
+#include <type_traits>
+
+#include "tilekit/backend.hpp"
+
+// Unrolls a loop with compile-time bounds in device compilers; host compilers decide for
+// themselves (and GCC would warn about the pragma).
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define TILEKIT_UNROLL _Pragma("unroll")
+#else
+#define TILEKIT_UNROLL
+#endif
+
+namespace tilekit::kokkos {
+
+using Exec = Kokkos::DefaultExecutionSpace;
+using Mem = Exec::memory_space;
+using TeamPolicy = Kokkos::TeamPolicy<Exec>;
+using Member = TeamPolicy::member_type;
+// Flat naive kernels: the first index is the column. Kokkos maps index 0 to threadIdx.x on GPUs
+// (adjacent threads, adjacent columns: coalesced row-major accesses) and, with Iterate::Left,
+// runs it innermost on hosts.
+using Policy2D = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
+
+// Whether teams are GPU thread blocks (team scratch = shared memory, a team of many threads).
+constexpr bool exec_on_gpu() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (std::is_same<Exec, Kokkos::Cuda>::value) return true;
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+#if KOKKOS_VERSION >= 40000
+  if (std::is_same<Exec, Kokkos::HIP>::value) return true;
+#else
+  if (std::is_same<Exec, Kokkos::Experimental::HIP>::value) return true;
+#endif
+#endif
+  return false;
+}
+
+// Level-0 scratch one team may use, as the execution space reports it.
+inline std::size_t scratch_max() { return std::size_t(TeamPolicy::scratch_size_max(0)); }
+
+// Scratch arrays are carved out of one block, each starting on a 16-byte boundary so that
+// 16-byte vector loads are legal on every space; a team asks for the arrays plus 16 bytes
+// of slack for aligning the block's start.
+constexpr std::size_t kScratchAlign = 16;
+KOKKOS_INLINE_FUNCTION constexpr std::size_t align_up(std::size_t bytes) {
+  return (bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+}
+class ScratchCarver {
+ public:
+  KOKKOS_INLINE_FUNCTION ScratchCarver(const Member& team, std::size_t bytes)
+      : p_(static_cast<char*>(team.team_scratch(0).get_shmem_aligned(bytes - kScratchAlign, kScratchAlign))) {}
+  template <class T>
+  KOKKOS_INLINE_FUNCTION T* take(std::size_t count) {
+    T* r = reinterpret_cast<T*>(p_);
+    p_ += align_up(count * sizeof(T));
+    return r;
+  }
+
+ private:
+  char* p_;
+};
+
+// W = 16 / sizeof(T) consecutive elements, 16-byte aligned: one 128-bit load or store.
+template <class T>
+struct alignas(16) Pack {
+  static constexpr int W = int(16 / sizeof(T));
+  T v[W];
+};
+
+inline Policy2D naive_policy(index_t cols, index_t rows) {
+  // 32 x 8 blocks on GPUs: one warp along a row. Host spaces keep Kokkos' default tiling.
+  if (exec_on_gpu()) return Policy2D({0, 0}, {cols, rows}, {32, 8});
+  return Policy2D({0, 0}, {cols, rows});
+}
+
+// One launch as a kernel will make it.
+struct Launch {
+  int league = 0, team = 0, vector = 1;  // team = 0: a flat MDRange launch
+  std::size_t scratch = 0;               // level-0 bytes per team
+  std::string kernel;                    // which kernel, in words
+};
+std::string describe(const Launch& l);
+
+// "Kokkos::Serial team scratch (level 0: N bytes[, less R that this kernel keeps for ...])"
+std::string scratch_where(std::size_t reserved, const char* what);
+// Throws like check_tile_fits when the tile's textbook bytes plus what the kernel adds (padding,
+// accumulators, a staged filter, alignment) exceed the space's level-0 scratch.
+void check_team_scratch(const Problem& p, const TileConfig& t, std::size_t reserved, const char* what);
+
+// Integer ceil-divide, for tiles along a dimension.
+inline int tiles(index_t extent, int tile) { return int((extent + tile - 1) / tile); }
+
+// ---- per operation: the tile (auto or validated), its launch, the kernel
+TileConfig gemm_tile(Variant v, const Problem& p, const TileConfig& requested);
+Launch gemm_launch(Variant v, const Problem& p, const TileConfig& t);
+template <class T>
+void gemm(Variant v, const GemmArgs<T>& a, const TileConfig& t);
+
+TileConfig transpose_tile(Variant v, const Problem& p, const TileConfig& requested);
+Launch transpose_launch(Variant v, const Problem& p, const TileConfig& t);
+template <class T>
+void transpose(Variant v, const TransposeArgs<T>& a, const TileConfig& t);
+
+TileConfig conv2d_tile(Variant v, const Problem& p, const TileConfig& requested);
+Launch conv2d_launch(Variant v, const Problem& p, const TileConfig& t);
+template <class T>
+void conv2d(Variant v, const Conv2dArgs<T>& a, const TileConfig& t);
+
+}  // namespace tilekit::kokkos

@@ -1,0 +1,163 @@
+// out = in^T in Kokkos.
+//   naive:     one MDRange index per input element: reads along rows (coalesced), writes down
+//              columns (a new cache line or memory segment for every element).
+//   tiled:     one team per input tile, staged in team scratch: coalesced reads of tile rows,
+//              a barrier, then coalesced writes of tile columns read back from scratch. In
+//              shared memory that read-back walks a column: every access of a warp lands in the
+//              same bank when the tile is 32 wide.
+//   optimized: the scratch rows padded by one element, which spreads a column over all banks;
+//              teams of (team x vector) threads where the vector lanes (a warp on GPUs) cover
+//              one tile row and each thread handles several rows (coarsening).
+#include <algorithm>
+
+#include "kokkos.hpp"
+#include "tilekit/ops.hpp"
+
+namespace tilekit::kokkos {
+namespace transpose_kernels {
+
+template <class T>
+struct TransposeView {
+  const T* in;
+  T* out;
+  int rows, cols, ld_in, ld_out;
+  explicit TransposeView(const TransposeArgs<T>& a)
+      : in(a.in), out(a.out), rows(int(a.rows)), cols(int(a.cols)), ld_in(int(a.ld_in)), ld_out(int(a.ld_out)) {}
+};
+
+template <class T>
+void transpose_naive(const TransposeArgs<T>& args) {
+  const TransposeView<T> a(args);
+  Kokkos::parallel_for(
+      "tilekit::kokkos::transpose_naive", naive_policy(a.cols, a.rows),
+      KOKKOS_LAMBDA(const int j, const int i) { a.out[j * a.ld_out + i] = a.in[i * a.ld_in + j]; });
+}
+
+// pad = 0: tiled; pad = 1: optimized's bank-conflict-free layout. Both share the same phases;
+// the optimized launch adds vector lanes, which only change how the ranges are split.
+template <class T>
+struct TransposeTeam {
+  TransposeView<T> a;
+  int tr, tc, pad, tiles_c;
+  bool vector;  // rows over team threads, columns over vector lanes (optimized)
+
+  static std::size_t scratch_bytes(int tr, int tc, int pad) {
+    return kScratchAlign + align_up(sizeof(T) * std::size_t(tr) * std::size_t(tc + pad));
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const int i0 = team.league_rank() / tiles_c * tr, j0 = team.league_rank() % tiles_c * tc;
+    const int ls = tc + pad;  // scratch row stride
+    ScratchCarver scratch(team, kScratchAlign + align_up(sizeof(T) * std::size_t(tr) * std::size_t(ls)));
+    T* s = scratch.take<T>(std::size_t(tr) * std::size_t(ls));
+    const int h = a.rows - i0 < tr ? a.rows - i0 : tr, w = a.cols - j0 < tc ? a.cols - j0 : tc;  // this tile's extent
+
+    if (vector) {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, h), [&](const int r) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, w),
+                             [&](const int c) { s[r * ls + c] = a.in[(i0 + r) * a.ld_in + j0 + c]; });
+      });
+      team.team_barrier();
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w), [&](const int c) {
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, h),
+                             [&](const int r) { a.out[(j0 + c) * a.ld_out + i0 + r] = s[r * ls + c]; });
+      });
+    } else {
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, h * w), [&](const int e) {
+        const int r = e / w, c = e - r * w;
+        s[r * ls + c] = a.in[(i0 + r) * a.ld_in + j0 + c];
+      });
+      team.team_barrier();
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, h * w), [&](const int e) {
+        const int c = e / h, r = e - c * h;
+        a.out[(j0 + c) * a.ld_out + i0 + r] = s[r * ls + c];
+      });
+    }
+  }
+};
+
+TeamPolicy policy_for(const Launch& l) {
+  TeamPolicy p(l.league, l.team, l.vector);
+  p.set_scratch_size(0, Kokkos::PerTeam(l.scratch));
+  return p;
+}
+
+// Vector lanes of the optimized launch: a warp on GPUs; on hosts a team thread walks its rows
+// itself (the lanes become a loop the compiler may vectorize).
+int vector_lanes() { return exec_on_gpu() ? std::min(32, TeamPolicy::vector_length_max()) : 1; }
+
+template <class T>
+Launch plan(Variant v, const Problem& p, const TileConfig& t) {
+  Launch l;
+  if (v == Variant::naive) {
+    l.kernel = "MDRange over the input, reads along rows, writes down columns";
+    return l;
+  }
+  const bool opt = v == Variant::optimized;
+  const int pad = opt ? 1 : 0;
+  l.league = tiles(p.m, t.rows) * tiles(p.n, t.cols);
+  l.scratch = TransposeTeam<T>::scratch_bytes(t.rows, t.cols, pad);
+  l.vector = opt ? vector_lanes() : 1;
+  const TransposeTeam<T> probe{TransposeView<T>(TransposeArgs<T>{}), t.rows, t.cols, pad, 1, opt};
+  TeamPolicy policy(1, 1, l.vector);
+  policy.set_scratch_size(0, Kokkos::PerTeam(l.scratch));
+  const int recommended = policy.team_size_recommended(probe, Kokkos::ParallelForTag());
+  if (opt) {
+    // Several rows per thread: a quarter of the rows (8 threads for a 32-row tile), as in the
+    // textbook 32 x 8 transpose; fewer when the space recommends fewer.
+    l.team = std::max(1, std::min({recommended, std::max(1, t.rows / 4), t.cols}));
+    l.kernel = "rows over team threads, columns over vector lanes, scratch rows padded by 1";
+  } else {
+    l.team = std::max(1, std::min(recommended, t.rows * t.cols));
+    l.kernel = "one element per thread per pass, unpadded scratch";
+  }
+  return l;
+}
+
+template <class T>
+TileConfig auto_tile(Variant v) {
+  // The largest square power-of-two tile (at most 64) of which two fit a team's scratch, so
+  // that a GPU multiprocessor keeps several teams resident.
+  const std::size_t budget = scratch_max() / 2;
+  const int pad = v == Variant::optimized ? 1 : 0;
+  int side = 64;
+  while (side > 4 && TransposeTeam<T>::scratch_bytes(side, side, pad) > budget) side /= 2;
+  return {side, side, 0};
+}
+
+}  // namespace transpose_kernels
+
+using namespace transpose_kernels;
+
+TileConfig transpose_tile(Variant v, const Problem& p, const TileConfig& requested) {
+  auto resolve = [&](auto zero) -> TileConfig {
+    using T = decltype(zero);
+    if (requested.is_auto()) return v == Variant::naive ? TileConfig{} : auto_tile<T>(v);
+    const int pad = v == Variant::optimized ? 1 : 0;
+    const std::size_t reserved = TransposeTeam<T>::scratch_bytes(requested.rows, requested.cols, pad) -
+                                 tile_scratch_bytes(p, requested);
+    check_team_scratch(p, requested, reserved, pad ? "alignment and the padding column" : "alignment");
+    return v == Variant::naive ? TileConfig{} : TileConfig{requested.rows, requested.cols, 0};
+  };
+  return p.dtype == DType::f32 ? resolve(0.0f) : resolve(0.0);
+}
+
+Launch transpose_launch(Variant v, const Problem& p, const TileConfig& t) {
+  return p.dtype == DType::f32 ? plan<float>(v, p, t) : plan<double>(v, p, t);
+}
+
+template <class T>
+void transpose(Variant v, const TransposeArgs<T>& args, const TileConfig& t) {
+  if (v == Variant::naive) return transpose_naive(args);
+  const Problem p{Op::transpose, dtype_of<T>(), args.rows, args.cols, 0};
+  const Launch l = plan<T>(v, p, t);
+  const bool opt = v == Variant::optimized;
+  const TransposeTeam<T> f{TransposeView<T>(args), t.rows, t.cols, opt ? 1 : 0, tiles(args.cols, t.cols), opt};
+  Kokkos::parallel_for(opt ? "tilekit::kokkos::transpose_optimized" : "tilekit::kokkos::transpose_tiled",
+                       policy_for(l), f);
+}
+
+template void transpose<float>(Variant, const TransposeArgs<float>&, const TileConfig&);
+template void transpose<double>(Variant, const TransposeArgs<double>&, const TileConfig&);
+
+}  // namespace tilekit::kokkos
