@@ -12,6 +12,7 @@
 // register across K steps: those run the same kernel with the accumulators in scratch.
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "kokkos.hpp"
 #include "tilekit/ops.hpp"
@@ -60,6 +61,10 @@ void gemm_naive(const GemmArgs<T>& args) {
 // adds its partial sums to an accumulator tile in scratch.
 template <class T, int R, bool Persistent, int S = 0>
 struct GemmTeam {
+  // The 32 x 32 textbook tile is a 1024-thread block on GPUs: bound it so that two blocks share a
+  // multiprocessor (at most 32 registers a thread), as raw CUDA's __launch_bounds__(1024, 2).
+  using Policy = typename std::conditional<S == 32 && Persistent, Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<1024, 2>>,
+                                           TeamPolicy>::type;
   GemmView<T> g;
   int tm_, tn_, tk_, tiles_n;
 
@@ -186,8 +191,11 @@ struct GemmBlock {
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<NT, 2>>;
 
   GemmView<T> g;
-  int tiles_n;
+  int tiles_m, tiles_n;
   bool vec_c;  // C rows allow 16-byte accesses
+  // League ranks walk C in groups of kGroup block-rows, column by column, so that the blocks
+  // resident at one time share rows of A and columns of B while those are still in L2.
+  static constexpr int kGroup = 8;
 
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
     return kScratchAlign + align_up(sizeof(T) * 2 * BK * LDA_S) + align_up(sizeof(T) * 2 * BK * LDB_S);
@@ -212,7 +220,9 @@ struct GemmBlock {
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const int t = team.team_rank();
-    const int i0 = team.league_rank() / tiles_n * BM, j0 = team.league_rank() % tiles_n * BN;
+    const int pid = team.league_rank(), per_group = kGroup * tiles_n, first = pid / per_group * kGroup;
+    const int group_rows = tiles_m - first < kGroup ? tiles_m - first : kGroup;
+    const int i0 = (first + pid % per_group % group_rows) * BM, j0 = pid % per_group / group_rows * BN;
     ScratchCarver scratch(team, scratch_bytes());
     // Buffer b of A at as + b * BK * LDA_S, of B at bs + b * BK * LDB_S (both 16-byte multiples).
     T* as = scratch.take<T>(2 * BK * LDA_S);
@@ -344,7 +354,7 @@ Plan plan(Variant v, const Problem& p, const TileConfig& t) {
   if (v == Variant::optimized && t.rows == BlockShape<T>::BM && t.cols == BlockShape<T>::BN &&
       t.depth == BlockShape<T>::BK) {
     using B = Block<T, true>;
-    B probe{GemmView<T>(GemmArgs<T>{}), 1, false};
+    B probe{GemmView<T>(GemmArgs<T>{}), 1, 1, false};
     if (team_max<B, typename B::Policy>(probe, B::scratch_bytes()) >= B::NT) {
       pl.kind = Kind::block;
       pl.r = BlockShape<T>::R;
@@ -361,7 +371,7 @@ Plan plan(Variant v, const Problem& p, const TileConfig& t) {
   auto try_persistent = [&](auto probe, Kind kind) {
     using F = decltype(probe);
     const std::size_t bytes = F::scratch_bytes(t.rows, t.cols, t.depth);
-    if (team_max(probe, bytes) < micro) return false;
+    if (team_max<F, typename F::Policy>(probe, bytes) < micro) return false;
     pl.kind = kind;
     pl.launch.team = micro;
     pl.launch.scratch = bytes;
@@ -440,7 +450,7 @@ TileConfig auto_tile(Variant v, const Problem& p) {
 
 template <class F>
 void launch_team(const char* name, const Launch& l, const F& f) {
-  TeamPolicy policy(l.league, l.team);
+  typename F::Policy policy(l.league, l.team);
   policy.set_scratch_size(0, Kokkos::PerTeam(l.scratch));
   Kokkos::parallel_for(name, policy, f);
 }
@@ -498,8 +508,9 @@ void gemm(Variant v, const GemmArgs<T>& args, const TileConfig& t) {
         policy.set_scratch_size(0, Kokkos::PerTeam(l.scratch));
         Kokkos::parallel_for("tilekit::kokkos::gemm_block", policy, f);
       };
-      if (vec_ab) run(Block<T, true>{g, tiles_n, vec_c});
-      else run(Block<T, false>{g, tiles_n, vec_c});
+      const int tiles_m = tiles(args.m, t.rows);
+      if (vec_ab) run(Block<T, true>{g, tiles_m, tiles_n, vec_c});
+      else run(Block<T, false>{g, tiles_m, tiles_n, vec_c});
       return;
     }
     case Kind::naive: break;
