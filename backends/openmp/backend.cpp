@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "openmp.hpp"
+#include "simd.hpp"
 #include "tilekit/ops.hpp"
 
 namespace tilekit {
@@ -19,20 +20,39 @@ class OpenmpBackend final : public host::HostBackend {
  public:
   OpenmpBackend() : info_(host::cpu_device_info(max_threads())) {
     info_.extra.emplace_back("OpenMP", fmt::format("{} (spec date), {} threads", _OPENMP, max_threads()));
+    info_.extra.emplace_back("SIMD dispatch", simd::target_name());
+#ifdef TILEKIT_OPENMP_HAVE_OPENBLAS
+    info_.extra.emplace_back("gemm peer", openblas_description());
+#endif
   }
   std::string name() const override { return "openmp"; }
   const DeviceInfo& info() const override { return info_; }
   int priority() const override { return 50; }
-  std::vector<Variant> variants() const override { return {Variant::naive, Variant::tiled}; }
 
   TileConfig resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const override {
     if (v == Variant::naive) return {};
+    if (v == Variant::optimized && requested.is_auto()) {
+      switch (p.op) {
+        case Op::gemm: return gemm_optimized_tile(info_, p.dtype);
+        case Op::transpose: return transpose_optimized_tile(info_, p.dtype);
+        case Op::conv2d: return conv2d_optimized_tile(info_, p);
+      }
+    }
+    // Explicit tiles, all variants: the L2 rule every CPU backend's tiles obey (for the optimized
+    // gemm, its packed A block (rows x depth) and B block (depth x cols) share the L2).
     return host::resolve_cpu_tile(*this, p, requested);
   }
 
   std::string describe_launch(Variant v, const Problem& p, const TileConfig& t) const override {
     const int threads = max_threads();
     if (v == Variant::naive) return fmt::format("{} threads, plain loops, rows split statically", threads);
+    if (v == Variant::optimized) {
+      switch (p.op) {
+        case Op::gemm: return gemm_optimized_launch(p.dtype, t);
+        case Op::transpose: return transpose_optimized_launch(p.dtype, t);
+        case Op::conv2d: return conv2d_optimized_launch(p, t);
+      }
+    }
     return fmt::format("{} threads over output tiles, cache blocks {} ({} KiB of the {} KiB L2)", threads, t.str(),
                        tile_scratch_bytes(p, t) / 1024, info_.l2_bytes / 1024);
   }
@@ -51,6 +71,12 @@ class OpenmpBackend final : public host::HostBackend {
     }
   }
 
+#ifdef TILEKIT_OPENMP_HAVE_OPENBLAS
+  std::string gemm_peer_name() const override { return "openblas"; }
+  void gemm_peer(const GemmArgs<float>& g) override { openblas_gemm(g); }
+  void gemm_peer(const GemmArgs<double>& g) override { openblas_gemm(g); }
+#endif
+
   void gemm(Variant v, const GemmArgs<float>& a, const TileConfig& t) override { run_gemm(v, a, t); }
   void gemm(Variant v, const GemmArgs<double>& a, const TileConfig& t) override { run_gemm(v, a, t); }
   void transpose(Variant v, const TransposeArgs<float>& a, const TileConfig& t) override { run_transpose(v, a, t); }
@@ -60,13 +86,25 @@ class OpenmpBackend final : public host::HostBackend {
 
  private:
   template <class T> static void run_gemm(Variant v, const GemmArgs<T>& a, const TileConfig& t) {
-    v == Variant::naive ? gemm_naive(a) : gemm_tiled(a, t);
+    switch (v) {
+      case Variant::naive: return gemm_naive(a);
+      case Variant::tiled: return gemm_tiled(a, t);
+      case Variant::optimized: return gemm_optimized(a, t);
+    }
   }
-  template <class T> static void run_transpose(Variant v, const TransposeArgs<T>& a, const TileConfig& t) {
-    v == Variant::naive ? transpose_naive(a) : transpose_tiled(a, t);
+  template <class T> void run_transpose(Variant v, const TransposeArgs<T>& a, const TileConfig& t) const {
+    switch (v) {
+      case Variant::naive: return transpose_naive(a);
+      case Variant::tiled: return transpose_tiled(a, t);
+      case Variant::optimized: return transpose_optimized(a, t, info_.l3_bytes);
+    }
   }
   template <class T> static void run_conv2d(Variant v, const Conv2dArgs<T>& a, const TileConfig& t) {
-    v == Variant::naive ? conv2d_naive(a) : conv2d_tiled(a, t);
+    switch (v) {
+      case Variant::naive: return conv2d_naive(a);
+      case Variant::tiled: return conv2d_tiled(a, t);
+      case Variant::optimized: return conv2d_optimized(a, t);
+    }
   }
   DeviceInfo info_;
 };

@@ -29,4 +29,25 @@ template <class T> void transpose_tiled(const TransposeArgs<T>& a, const TileCon
 template <class T> void conv2d_naive(const Conv2dArgs<T>& a);
 template <class T> void conv2d_tiled(const Conv2dArgs<T>& a, const TileConfig& t);
 
+// ---- optimized: drivers in optimized.cpp around the dispatched SIMD kernels (simd.hpp)
+// The automatic gemm tile: rows = mc, cols = nc, depth = kc of the packed blocks, derived from
+// the L1 and L2 sizes and the dispatched micro-kernel's register block.
+TileConfig gemm_optimized_tile(const DeviceInfo& info, DType t);
+std::string gemm_optimized_launch(DType t, const TileConfig& tile);
+template <class T> void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t);
+// Transpose: rows x cols blocks of the input, split across threads; streaming (non-temporal)
+// stores when the output is larger than `stream_above` bytes.
+TileConfig transpose_optimized_tile(const DeviceInfo& info, DType t);
+std::string transpose_optimized_launch(DType t, const TileConfig& tile);
+template <class T> void transpose_optimized(const TransposeArgs<T>& a, const TileConfig& t, std::size_t stream_above);
+// conv2d: rows x cols output tiles, copied with their halo into a per-thread buffer.
+TileConfig conv2d_optimized_tile(const DeviceInfo& info, const Problem& p);
+std::string conv2d_optimized_launch(const Problem& p, const TileConfig& tile);
+template <class T> void conv2d_optimized(const Conv2dArgs<T>& a, const TileConfig& t);
+
+// ---- the gemm peer (peer.cpp, built when OpenBLAS is found: TILEKIT_OPENMP_HAVE_OPENBLAS)
+std::string openblas_description();
+void openblas_gemm(const GemmArgs<float>& g);
+void openblas_gemm(const GemmArgs<double>& g);
+
 }  // namespace tilekit::openmp

@@ -1,0 +1,185 @@
+// The optimized gemm's per-thread work: GotoBLAS/BLIS loops around a register-blocked
+// micro-kernel, compiled once per instruction set by Highway (see simd.hpp for why).
+//
+// C is row-major, so the micro-kernel vectorizes along N: each row of its MR x NR block of C is
+// NV vectors, B is read as vectors and A one element at a time, broadcast. With the roles of
+// BLIS's operands mirrored accordingly, the blocking is:
+//   - A micro-panel (MR x kc, the broadcast operand) lives in L1 while the micro-kernel sweeps
+//     it across every B micro-panel of the block: kc is sized from the L1;
+//   - B block (kc x nc, the vector operand) lives in L2 while every A micro-panel of the block
+//     passes over it; the A block (mc x kc) is reused from L2/L3 for every B block;
+//   - both are packed (copied into the exact order the micro-kernel reads them, zero-padded to
+//     whole micro-panels) so the inner loop reads two unit-stride streams and needs no edge code.
+// The summation order of every element depends only on kc, never on the thread count.
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "gemm_simd.cpp"
+#include <hwy/foreach_target.h>  // re-includes this file once per target
+#include <hwy/highway.h>
+#include <hwy/cache_control.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "simd.hpp"
+
+HWY_BEFORE_NAMESPACE();
+namespace tilekit::openmp::simd {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// Register budget: MR x NV accumulators + NV B vectors + 1 broadcast must fit the register
+// file. AVX-512 has 32 vector registers: 14 x 2 accumulators (28) + 2 + 1 = 31, the largest
+// block that leaves the loads room; 16-register ISAs (AVX2, SSE4) take the classic 6 x 2 (15).
+// Two vectors per row keep two independent FMA chains per broadcast, and MR >= 6 rows hide
+// the FMA latency (4 cycles x 2 pipes needs >= 8 independent accumulators).
+constexpr std::size_t kNV = 2;
+constexpr std::size_t kMR = HWY_MAX_BYTES >= 64 ? 14 : 6;
+template <class T> constexpr std::size_t Lanes() { return HWY_LANES(T); }
+template <class T> constexpr std::size_t NR() { return kNV * Lanes<T>(); }
+
+enum class Update { overwrite, scale, accumulate };  // C = aAB, C = aAB + bC, C += aAB
+
+// The micro-kernel: C[0:MR, 0:NR] (op)= alpha * Ap * Bp over kc steps, where Ap holds MR values
+// per step and Bp NR values per step. Only the mv x nv corner of C is valid at the matrix edges.
+template <class T>
+HWY_INLINE void MicroKernel(std::size_t kc, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT bp, T* c,
+                            std::size_t ldc, T alpha, T beta, Update mode, std::size_t mv, std::size_t nv) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  constexpr std::size_t L = Lanes<T>(), kNR = NR<T>();
+  // C is touched only after the K loop: start its lines on their way now.
+  for (std::size_t i = 0; i < mv; ++i) hwy::Prefetch(c + i * ldc);
+
+  V acc[kMR][kNV];
+  HWY_UNROLL(14)
+  for (std::size_t i = 0; i < kMR; ++i)
+    for (std::size_t v = 0; v < kNV; ++v) acc[i][v] = hn::Zero(d);
+  for (std::size_t p = 0; p < kc; ++p) {
+    V b[kNV];
+    for (std::size_t v = 0; v < kNV; ++v) b[v] = hn::Load(d, bp + v * L);
+    HWY_UNROLL(14)
+    for (std::size_t i = 0; i < kMR; ++i) {
+      const V a = hn::Set(d, ap[i]);
+      for (std::size_t v = 0; v < kNV; ++v) acc[i][v] = hn::MulAdd(a, b[v], acc[i][v]);
+    }
+    ap += kMR;
+    bp += kNR;
+  }
+
+  const V va = hn::Set(d, alpha), vb = hn::Set(d, beta);
+  if (mv == kMR && nv == kNR) {
+    HWY_UNROLL(14)
+    for (std::size_t i = 0; i < kMR; ++i)
+      for (std::size_t v = 0; v < kNV; ++v) {
+        T* cp = c + i * ldc + v * L;
+        switch (mode) {  // beta == 0 (overwrite) must never read C: it may hold NaN
+          case Update::overwrite: hn::StoreU(hn::Mul(va, acc[i][v]), d, cp); break;
+          case Update::scale: hn::StoreU(hn::MulAdd(va, acc[i][v], hn::Mul(vb, hn::LoadU(d, cp))), d, cp); break;
+          case Update::accumulate: hn::StoreU(hn::MulAdd(va, acc[i][v], hn::LoadU(d, cp)), d, cp); break;
+        }
+      }
+    return;
+  }
+  // Edge block: spill the accumulators and update only the valid corner, with the same
+  // arithmetic (one rounding of alpha*acc, then the add) as the full-block path.
+  HWY_ALIGN T tile[kMR * kNR];
+  for (std::size_t i = 0; i < kMR; ++i)
+    for (std::size_t v = 0; v < kNV; ++v) hn::Store(hn::Mul(va, acc[i][v]), d, tile + i * kNR + v * L);
+  for (std::size_t i = 0; i < mv; ++i)
+    for (std::size_t j = 0; j < nv; ++j) {
+      T& cij = c[i * ldc + j];
+      const T prod = tile[i * kNR + j];
+      cij = mode == Update::overwrite ? prod : mode == Update::scale ? prod + beta * cij : prod + cij;
+    }
+}
+
+// A block rows [0, mb) x depth [0, kb) into micro-panels of MR rows: for each step p, the MR
+// values A[i][p] are adjacent. Rows past mb are zeros, so edge panels need no special kernel.
+template <class T>
+void PackA(const T* a, std::size_t lda, std::size_t mb, std::size_t kb, T* HWY_RESTRICT dst) {
+  for (std::size_t ir = 0; ir < mb; ir += kMR, dst += kMR * kb) {
+    const std::size_t rows = std::min(kMR, mb - ir);
+    for (std::size_t i = 0; i < rows; ++i) {
+      const T* src = a + (ir + i) * lda;
+      for (std::size_t p = 0; p < kb; ++p) dst[p * kMR + i] = src[p];
+    }
+    for (std::size_t i = rows; i < kMR; ++i)
+      for (std::size_t p = 0; p < kb; ++p) dst[p * kMR + i] = T(0);
+  }
+}
+
+// B block depth [0, kb) x columns [0, nb) into micro-panels of NR columns: step p's NR values
+// are a contiguous piece of B's row p, so this is a copy of short rows; columns past nb are zeros.
+template <class T>
+void PackB(const T* b, std::size_t ldb, std::size_t kb, std::size_t nb, T* HWY_RESTRICT dst) {
+  const hn::ScalableTag<T> d;
+  constexpr std::size_t L = Lanes<T>(), kNR = NR<T>();
+  for (std::size_t jr = 0; jr < nb; jr += kNR, dst += kNR * kb) {
+    const std::size_t cols = std::min(kNR, nb - jr);
+    if (cols == kNR) {
+      for (std::size_t p = 0; p < kb; ++p)
+        for (std::size_t v = 0; v < kNV; ++v) hn::Store(hn::LoadU(d, b + p * ldb + jr + v * L), d, dst + p * kNR + v * L);
+    } else {
+      for (std::size_t p = 0; p < kb; ++p) {
+        std::memcpy(dst + p * kNR, b + p * ldb + jr, cols * sizeof(T));
+        std::fill(dst + p * kNR + cols, dst + (p + 1) * kNR, T(0));
+      }
+    }
+  }
+}
+
+template <class T>
+void GemmPartT(const GemmArgs<T>& g, const GemmPart& part) {
+  constexpr std::size_t kNR = NR<T>();
+  T* ap = static_cast<T*>(part.a_pack);
+  T* bp = static_cast<T*>(part.b_pack);
+  for (index_t pc = 0; pc < g.k; pc += part.kc) {
+    const std::size_t kb = std::size_t(std::min(part.kc, g.k - pc));
+    const Update mode = pc > 0 ? Update::accumulate : g.beta == T(0) ? Update::overwrite : Update::scale;
+    for (index_t ic = part.m0; ic < part.m1; ic += part.mc) {
+      const std::size_t mb = std::size_t(std::min(part.mc, part.m1 - ic));
+      PackA(g.a + ic * g.lda + pc, std::size_t(g.lda), mb, kb, ap);
+      for (index_t jc = part.n0; jc < part.n1; jc += part.nc) {
+        const std::size_t nb = std::size_t(std::min(part.nc, part.n1 - jc));
+        PackB(g.b + pc * g.ldb + jc, std::size_t(g.ldb), kb, nb, bp);
+        // ir outer, jr inner: one A micro-panel stays in L1 while it meets every B micro-panel.
+        for (std::size_t ir = 0; ir < mb; ir += kMR) {
+          const std::size_t mv = std::min(kMR, mb - ir);
+          for (std::size_t jr = 0; jr < nb; jr += kNR) {
+            T* c = g.c + (ic + index_t(ir)) * g.ldc + jc + index_t(jr);
+            MicroKernel<T>(kb, ap + ir * kb, bp + jr * kb, c, std::size_t(g.ldc), g.alpha, g.beta, mode, mv,
+                           std::min(kNR, nb - jr));
+          }
+        }
+      }
+    }
+  }
+}
+
+void GemmPartF32(const GemmArgs<float>& g, const GemmPart& part) { GemmPartT<float>(g, part); }
+void GemmPartF64(const GemmArgs<double>& g, const GemmPart& part) { GemmPartT<double>(g, part); }
+MicroTile GemmMicroTile(DType t) {
+  return t == DType::f32 ? MicroTile{kMR, NR<float>()} : MicroTile{kMR, NR<double>()};
+}
+const char* TargetName() { return hwy::TargetName(HWY_TARGET); }
+
+}  // namespace HWY_NAMESPACE
+}  // namespace tilekit::openmp::simd
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace tilekit::openmp::simd {
+
+HWY_EXPORT(GemmPartF32);
+HWY_EXPORT(GemmPartF64);
+HWY_EXPORT(GemmMicroTile);
+HWY_EXPORT(TargetName);
+
+const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+MicroTile gemm_micro_tile(DType t) { return HWY_DYNAMIC_DISPATCH(GemmMicroTile)(t); }
+void gemm_part(const GemmArgs<float>& g, const GemmPart& part) { HWY_DYNAMIC_DISPATCH(GemmPartF32)(g, part); }
+void gemm_part(const GemmArgs<double>& g, const GemmPart& part) { HWY_DYNAMIC_DISPATCH(GemmPartF64)(g, part); }
+
+}  // namespace tilekit::openmp::simd
+#endif  // HWY_ONCE

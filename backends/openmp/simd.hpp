@@ -1,0 +1,68 @@
+// The runtime-dispatched SIMD kernels of the optimized variants (gemm_simd.cpp,
+// transpose_simd.cpp, conv2d_simd.cpp), as the portable drivers in optimized.cpp see them.
+//
+// Why Highway: the library must run on any x86-64 (and other) CPU from one portable build, yet
+// use AVX-512 where the CPU has it. Highway compiles each kernel once per instruction set
+// (foreach_target) with function-level target attributes and picks the best one the CPU
+// supports at the first call (HWY_DYNAMIC_DISPATCH). Unlike compiling a whole file with
+// -mavx512f, no AVX-512 code can leak into shared inline functions (the ODR trap that crashes
+// older CPUs with SIGILL), and unlike raw intrinsics the same source serves AVX2, SSE4, NEON.
+// std::experimental::simd has no dispatch of its own, and GCC vector extensions would need
+// hand-written dispatch and per-ISA shuffles for the transposes.
+//
+// The drivers own the threading (OpenMP regions live in ordinary code, outside the per-target
+// namespaces); each kernel here is one thread's share of the work.
+#pragma once
+
+#include <cstddef>
+
+#include "tilekit/types.hpp"
+
+namespace tilekit::openmp::simd {
+
+// The instruction set the dispatch picked on this CPU, as Highway names it ("AVX3", "AVX2"...).
+const char* target_name();
+
+// ---- gemm
+// The register block of the dispatched micro-kernel: it computes mr x nr of C per call, holding
+// them in vector registers for the whole K block.
+struct MicroTile {
+  std::size_t mr = 1, nr = 1;
+};
+MicroTile gemm_micro_tile(DType t);
+
+// One thread's share of C (rows [m0, m1), columns [n0, n1)), computed with the GotoBLAS loops:
+// K in steps of kc, an mc x kc block of A and a kc x nc block of B packed into the two
+// workspaces (at least round_up(mc, mr) * kc and round_up(nc, nr) * kc elements, 64-byte aligned).
+struct GemmPart {
+  index_t m0, m1, n0, n1;
+  index_t mc, nc, kc;
+  void* a_pack;
+  void* b_pack;
+};
+void gemm_part(const GemmArgs<float>& g, const GemmPart& part);
+void gemm_part(const GemmArgs<double>& g, const GemmPart& part);
+
+// ---- transpose
+// Lanes of the in-register square transposes (the square is lanes x lanes elements).
+std::size_t transpose_lanes(DType t);
+// The block rows [i0, i1) x columns [j0, j1) of the input. `stream` writes the output with
+// non-temporal stores (when its rows are vector-aligned): for outputs far beyond the caches,
+// it saves the read of every output line that a normal store's write-allocate costs.
+void transpose_block(const TransposeArgs<float>& a, index_t i0, index_t i1, index_t j0, index_t j1, bool stream);
+void transpose_block(const TransposeArgs<double>& a, index_t i0, index_t i1, index_t j0, index_t j1, bool stream);
+// Orders this thread's streaming stores before whatever follows (call once per thread).
+void stream_fence();
+
+// ---- conv2d
+// Columns one register block of the conv2d kernel covers; tiles are padded to a multiple.
+std::size_t conv2d_block_cols(DType t);
+// Computes output rows [i0, i0 + th) x columns [j0, j0 + tw) from `tile`, the input region
+// rows i0 - R/2 ... and columns j0 - R/2 ... with zeros outside the image, stored with row stride
+// `tile_ld` and at least round_up(tw, conv2d_block_cols) + R - 1 valid columns per row.
+void conv2d_tile(const Conv2dArgs<float>& a, const float* tile, index_t tile_ld, index_t i0, index_t j0, index_t th,
+                 index_t tw);
+void conv2d_tile(const Conv2dArgs<double>& a, const double* tile, index_t tile_ld, index_t i0, index_t j0, index_t th,
+                 index_t tw);
+
+}  // namespace tilekit::openmp::simd
