@@ -1,6 +1,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -19,6 +20,11 @@ namespace {
 class OpenmpBackend final : public host::HostBackend {
  public:
   OpenmpBackend() : info_(host::cpu_device_info(max_threads())) {
+    // TILEKIT_OPENMP_SIMD=AVX2 (or SSE4, EMU128...) caps the dispatch: compares instruction
+    // sets on one machine and lets the test suite cover every compiled path.
+    if (const char* cap = std::getenv("TILEKIT_OPENMP_SIMD"); cap && *cap && !simd::cap_target(cap))
+      unavailable_ = fmt::format("TILEKIT_OPENMP_SIMD={} is not a compiled target this CPU runs (compiled: {})", cap,
+                                 simd::compiled_targets());
     info_.extra.emplace_back("OpenMP", fmt::format("{} (spec date), {} threads", _OPENMP, max_threads()));
     info_.extra.emplace_back("SIMD dispatch", simd::target_name());
 #ifdef TILEKIT_OPENMP_HAVE_OPENBLAS
@@ -27,6 +33,8 @@ class OpenmpBackend final : public host::HostBackend {
   }
   std::string name() const override { return "openmp"; }
   const DeviceInfo& info() const override { return info_; }
+  bool available() const override { return unavailable_.empty(); }
+  std::string unavailable_reason() const override { return unavailable_; }
   int priority() const override { return 50; }
 
   TileConfig resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const override {
@@ -107,6 +115,7 @@ class OpenmpBackend final : public host::HostBackend {
     }
   }
   DeviceInfo info_;
+  std::string unavailable_;
 };
 
 }  // namespace

@@ -18,8 +18,12 @@
 #include <hwy/highway.h>
 #include <hwy/cache_control.h>
 
+#include <strings.h>
+
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <string>
 
 #include "simd.hpp"
 
@@ -177,6 +181,28 @@ HWY_EXPORT(GemmMicroTile);
 HWY_EXPORT(TargetName);
 
 const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+
+std::string compiled_targets() {
+  std::string list;
+  for (std::int64_t targets = HWY_TARGETS; targets != 0; targets &= targets - 1)
+    list += (list.empty() ? "" : ", ") + std::string(hwy::TargetName(targets & -targets));
+  return list;
+}
+
+bool cap_target(const std::string& name) {
+  for (std::int64_t targets = HWY_TARGETS; targets != 0; targets &= targets - 1) {
+    const std::int64_t target = targets & -targets;
+    if (strcasecmp(hwy::TargetName(target), name.c_str()) == 0) {
+      hwy::DisableTargets(target - 1);  // Highway orders targets best first: lower bits are better
+      // SupportedTargets() itself re-chooses among all the CPU's targets before applying the
+      // mask (Highway 1.0), so choose again from its masked answer, last.
+      const std::int64_t supported = hwy::SupportedTargets();
+      hwy::GetChosenTarget().Update(supported);
+      return (supported & target) != 0;
+    }
+  }
+  return false;
+}
 MicroTile gemm_micro_tile(DType t) { return HWY_DYNAMIC_DISPATCH(GemmMicroTile)(t); }
 void gemm_part(const GemmArgs<float>& g, const GemmPart& part) { HWY_DYNAMIC_DISPATCH(GemmPartF32)(g, part); }
 void gemm_part(const GemmArgs<double>& g, const GemmPart& part) { HWY_DYNAMIC_DISPATCH(GemmPartF64)(g, part); }

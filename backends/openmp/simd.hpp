@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "tilekit/types.hpp"
 
@@ -22,6 +23,12 @@ namespace tilekit::openmp::simd {
 
 // The instruction set the dispatch picked on this CPU, as Highway names it ("AVX3", "AVX2"...).
 const char* target_name();
+// The instruction sets compiled in, best first.
+std::string compiled_targets();
+// Dispatches to `name` (case-insensitive) or worse from now on, to compare instruction sets or
+// to test the other paths on a CPU that has the best one. False when `name` is not compiled in
+// or this CPU cannot run it. Call before any kernel runs.
+bool cap_target(const std::string& name);
 
 // ---- gemm
 // The register block of the dispatched micro-kernel: it computes mr x nr of C per call, holding
