@@ -70,9 +70,9 @@ struct ConvTeam {
     const T* filter = P > 1 ? f : a.filter;
 
     // Load phase: the tile and its halo, zeros outside the image.
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, sh * sw), [&](const int e) {
-      const int y = e / sw, x = e - y * sw, gy = i0 + y - half, gx = j0 + x - half;
-      s[e] = (gy >= 0 && gy < a.h && gx >= 0 && gx < a.w) ? a.in[gy * a.ld_in + gx] : T(0);
+    for_each_in_tile(team, sh, sw, [&](const int y, const int x) {
+      const int gy = i0 + y - half, gx = j0 + x - half;
+      s[y * sw + x] = (gy >= 0 && gy < a.h && gx >= 0 && gx < a.w) ? a.in[gy * a.ld_in + gx] : T(0);
     });
     if (P > 1) Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r * r), [&](const int e) { f[e] = a.filter[e]; });
     team.team_barrier();

@@ -123,13 +123,13 @@ struct GemmTeam {
     for (int p0 = 0; p0 < g.k; p0 += TK) {
       // Load phase: coalesced rows of A and B, zeros outside the matrices so the compute phase
       // needs no bounds checks.
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, TM * TK), [&](const int e) {
-        const int r = e / TK, q = e - r * TK, gi = i0 + r, gq = p0 + q;
-        sa[e] = (gi < g.m && gq < g.k) ? g.a[gi * g.lda + gq] : T(0);
+      for_each_in_tile(team, TM, TK, [&](const int r, const int q) {
+        const int gi = i0 + r, gq = p0 + q;
+        sa[r * TK + q] = (gi < g.m && gq < g.k) ? g.a[gi * g.lda + gq] : T(0);
       });
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, TK * TN), [&](const int e) {
-        const int q = e / TN, c = e - q * TN, gq = p0 + q, gj = j0 + c;
-        sb[e] = (gq < g.k && gj < g.n) ? g.b[gq * g.ldb + gj] : T(0);
+      for_each_in_tile(team, TK, TN, [&](const int q, const int c) {
+        const int gq = p0 + q, gj = j0 + c;
+        sb[q * TN + c] = (gq < g.k && gj < g.n) ? g.b[gq * g.ldb + gj] : T(0);
       });
       team.team_barrier();  // the tiles are complete before anyone reads them
       if (Persistent) {

@@ -84,6 +84,24 @@ struct alignas(16) Pack {
   T v[W];
 };
 
+// Calls f(r, c) for every element of a rows x cols tile, shared out among the team's threads.
+// GPUs: one flat range, so consecutive threads take consecutive columns (coalesced row-major
+// accesses). Hosts: whole rows per thread, with no index division per element and a unit-stride
+// inner loop the compiler can vectorize.
+template <class F>
+KOKKOS_INLINE_FUNCTION void for_each_in_tile(const Member& team, int rows, int cols, const F& f) {
+  if (exec_on_gpu()) {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows * cols), [&](const int e) {
+      const int r = e / cols;
+      f(r, e - r * cols);
+    });
+  } else {
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, rows), [&](const int r) {
+      for (int c = 0; c < cols; ++c) f(r, c);
+    });
+  }
+}
+
 inline Policy2D naive_policy(index_t cols, index_t rows) {
   // 32 x 8 blocks on GPUs: one warp along a row. Host spaces keep Kokkos' default tiling.
   if (exec_on_gpu()) return Policy2D({0, 0}, {cols, rows}, {32, 8});
