@@ -38,7 +38,9 @@ using Member = TeamPolicy::member_type;
 using Policy2D = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, Kokkos::Iterate::Left, Kokkos::Iterate::Left>>;
 
 // Whether teams are GPU thread blocks (team scratch = shared memory, a team of many threads).
-constexpr bool exec_on_gpu() {
+// Host and device function: kernels branch on it too (a plain constexpr function would need
+// nvcc's --expt-relaxed-constexpr there).
+KOKKOS_INLINE_FUNCTION constexpr bool exec_on_gpu() {
 #if defined(KOKKOS_ENABLE_CUDA)
   if (std::is_same<Exec, Kokkos::Cuda>::value) return true;
 #endif
