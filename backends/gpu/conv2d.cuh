@@ -44,15 +44,35 @@ __global__ void conv2d_naive_kernel(Conv2dParams<T> c, int tiles_x) {
 }
 
 // Load phase shared by the tiled and optimized kernels: the (tr + R - 1) x (tc + R - 1) input
-// window of the output tile at (i0, j0), zero outside the image.
+// window of the output tile at (i0, j0), zero outside the image. The window is walked as one
+// flat range so every lane of every warp has work (its rows are not a multiple of the warp),
+// and each thread issues kBatch independent loads before storing any: one load at a time per
+// thread leaves far too few bytes in flight to cover DRAM latency.
 template <class T>
 __device__ __forceinline__ void conv2d_load_tile(const Conv2dParams<T>& c, T* tile, int r, int tr, int tc, int i0,
                                                  int j0) {
-  const int half = r / 2, sw = tc + r - 1, sh = tr + r - 1;
+  constexpr int kBatch = 8;
+  const int half = r / 2, sw = tc + r - 1, n = (tr + r - 1) * sw;
   const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
-  for (int q = tid; q < sh * sw; q += nthreads) {
-    const int y = q / sw, x = q - y * sw, gy = i0 + y - half, gx = j0 + x - half;
-    tile[q] = (gy >= 0 && gy < c.h && gx >= 0 && gx < c.w) ? c.in[gy * c.ld_in + gx] : T(0);
+  // (y, x) of element q = tid + i * nthreads, stepped without a division per element.
+  const int dy = nthreads / sw, dx = nthreads - dy * sw;
+  int q = tid, y = tid / sw, x = tid - y * sw;
+  while (q < n) {
+    T v[kBatch];
+    int at[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      const int gy = i0 + y - half, gx = j0 + x - half;
+      at[i] = q < n ? q : -1;
+      v[i] = (q < n && gy >= 0 && gy < c.h && gx >= 0 && gx < c.w) ? c.in[gy * c.ld_in + gx] : T(0);
+      q += nthreads;
+      y += dy;
+      x += dx;
+      if (x >= sw) x -= sw, ++y;
+    }
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i)
+      if (at[i] >= 0) tile[at[i]] = v[i];
   }
 }
 

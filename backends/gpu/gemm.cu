@@ -17,19 +17,23 @@ bool vectorizable(const GemmParams<T>& g) {
          g.ldc % w == 0 && g.k % w == 0 && g.n % w == 0;
 }
 
+// A square tile of a compiled width runs the fixed-size kernel; anything else the general one.
 template <class T>
-const void* tiled_kernel(int depth) {
-  switch (depth) {
-    case 8: return reinterpret_cast<const void*>(&gemm_tiled_kernel<T, 8>);
-    case 16: return reinterpret_cast<const void*>(&gemm_tiled_kernel<T, 16>);
-    case 32: return reinterpret_cast<const void*>(&gemm_tiled_kernel<T, 32>);
-    default: return reinterpret_cast<const void*>(&gemm_tiled_kernel<T, 0>);
-  }
+const void* tiled_kernel(const TileConfig& t, bool* fixed) {
+  *fixed = t.rows == t.cols && t.cols == t.depth && (t.rows == 8 || t.rows == 16 || t.rows == 32);
+  if (*fixed && t.rows == 8) return reinterpret_cast<const void*>(&gemm_tiled_kernel<T, 8>);
+  if (*fixed && t.rows == 16) return reinterpret_cast<const void*>(&gemm_tiled_kernel<T, 16>);
+  if (*fixed && t.rows == 32) return reinterpret_cast<const void*>(&gemm_tiled_kernel<T, 32>);
+  return reinterpret_cast<const void*>(&gemm_tiled_any_kernel<T>);
 }
 
 // The optimized instantiations (tile_choice.cpp's compiled_tiles lists the same shapes).
 template <class T, bool kVec>
 const void* optimized_kernel(const TileConfig& t) {
+  if constexpr (sizeof(T) == 4) {  // (a 16-deep double tile would exceed 48 KiB of static shared memory)
+    if (t.rows == 128 && t.cols == 128 && t.depth == 16)
+      return reinterpret_cast<const void*>(&gemm_optimized_kernel<T, 128, 128, 16, 8, 8, kVec>);
+  }
   if (t.rows == 128 && t.cols == 128)
     return reinterpret_cast<const void*>(&gemm_optimized_kernel<T, 128, 128, 8, 8, 8, kVec>);
   if (t.rows == 128 && t.cols == 64)
@@ -49,10 +53,12 @@ void launch_gemm(Variant v, const GemmArgs<T>& a, const LaunchPlan& pl, gpuStrea
     TILEKIT_GPU_CHECK_LAUNCH("gemm_naive_kernel");
   } else if (v == Variant::tiled) {
     int tx = ceil_div(g.n, pl.tile.cols), ty = ceil_div(g.m, pl.tile.rows);
-    const void* k = tiled_kernel<T>(pl.tile.depth);
+    bool fixed = false;
+    const void* k = tiled_kernel<T>(pl.tile, &fixed);
     int depth = pl.tile.depth;
-    void* args[] = {&g, &depth, &tx};
-    launch_kernel(k, pl, tx * ty, args, s, "gemm_tiled_kernel");
+    void* fixed_args[] = {&g, &tx};
+    void* any_args[] = {&g, &depth, &tx};
+    launch_kernel(k, pl, tx * ty, fixed ? fixed_args : any_args, s, "gemm_tiled_kernel");
   } else {
     int tx = ceil_div(g.n, pl.tile.cols), ty = ceil_div(g.m, pl.tile.rows);
     const void* k = vectorizable(g) ? optimized_kernel<T, true>(pl.tile) : optimized_kernel<T, false>(pl.tile);
@@ -67,7 +73,10 @@ const void* gemm_kernel(Variant v, DType t, const LaunchPlan& pl) {
     case Variant::naive:
       return f ? reinterpret_cast<const void*>(&gemm_naive_kernel<float>)
                : reinterpret_cast<const void*>(&gemm_naive_kernel<double>);
-    case Variant::tiled: return f ? tiled_kernel<float>(pl.tile.depth) : tiled_kernel<double>(pl.tile.depth);
+    case Variant::tiled: {
+      bool fixed = false;
+      return f ? tiled_kernel<float>(pl.tile, &fixed) : tiled_kernel<double>(pl.tile, &fixed);
+    }
     case Variant::optimized:
       return f ? optimized_kernel<float, true>(pl.tile) : optimized_kernel<double, true>(pl.tile);
   }

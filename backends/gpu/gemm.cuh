@@ -34,14 +34,42 @@ __global__ void gemm_naive_kernel(GemmParams<T> g, int tiles_x) {
   *c = gemm_epilogue(acc, g, c);
 }
 
-// ---- tiled: the block (blockDim.x = tile cols, blockDim.y = tile rows) computes one tile of
-// C, one thread per element; K is walked in phases of `depth`. kDepth > 0 compiles the
-// common depths so the inner product loop unrolls; 0 takes the depth at run time. Capped at
-// 32 registers: a 32x32 tile is 1024 threads, and two such blocks per SM need <= 32 each.
-template <class T, int kDepth>
-__global__ TILEKIT_LAUNCH_BOUNDS_OCC(1024, 2) void gemm_tiled_kernel(GemmParams<T> g, int depth_rt, int tiles_x) {
+// ---- tiled: PMPP Fig. 5.13. The block (kTile x kTile threads) computes one kTile x kTile
+// tile of C, one thread per element, walking K in phases of kTile: in each phase every thread
+// copies one element of A and one of B into shared memory (zero outside the matrices, so
+// the compute phase needs no checks), and then reads kTile pairs back from there.
+// The tile width is chosen at run time from the device's properties (tile_choice.cpp); the
+// widths it can choose are compiled here so the inner loop unrolls and addresses fold.
+template <class T, int kTile>
+__global__ TILEKIT_LAUNCH_BOUNDS_OCC(kTile * kTile, 2048 / (kTile * kTile)) void gemm_tiled_kernel(GemmParams<T> g,
+                                                                                                   int tiles_x) {
+  __shared__ T as[kTile][kTile];
+  __shared__ T bs[kTile][kTile];
+  const BlockXY b = block_xy(tiles_x);
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const int row = b.y * kTile + ty, col = b.x * kTile + tx;
+  T acc = 0;
+  for (int p0 = 0; p0 < g.k; p0 += kTile) {
+    as[ty][tx] = (row < g.m && p0 + tx < g.k) ? g.a[row * g.lda + p0 + tx] : T(0);
+    bs[ty][tx] = (p0 + ty < g.k && col < g.n) ? g.b[(p0 + ty) * g.ldb + col] : T(0);
+    __syncthreads();  // the tiles are complete before anyone reads them
+#pragma unroll
+    for (int kk = 0; kk < kTile; ++kk) acc += as[ty][kk] * bs[kk][tx];
+    __syncthreads();  // everyone is done reading before the next phase overwrites them
+  }
+  if (row < g.m && col < g.n) {
+    T* c = g.c + row * g.ldc + col;
+    *c = gemm_epilogue(acc, g, c);
+  }
+}
+
+// The same algorithm for any explicit tile (rows x cols x depth, rows*cols threads, the tiles
+// in dynamically sized shared memory, so a deep K step may opt in above 48 KiB). The load
+// loops let rows*cols threads fill tiles of any shape.
+template <class T>
+__global__ TILEKIT_LAUNCH_BOUNDS_OCC(1024, 2) void gemm_tiled_any_kernel(GemmParams<T> g, int td, int tiles_x) {
   extern __shared__ __align__(16) unsigned char gemm_tiled_smem[];
-  const int tr = blockDim.y, tc = blockDim.x, td = kDepth > 0 ? kDepth : depth_rt;
+  const int tr = blockDim.y, tc = blockDim.x;
   T* as = reinterpret_cast<T*>(gemm_tiled_smem);  // tr x td
   T* bs = as + tr * td;                           // td x tc
   const BlockXY b = block_xy(tiles_x);
@@ -49,8 +77,6 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC(1024, 2) void gemm_tiled_kernel(GemmParams<
   const int row0 = b.y * tr, col0 = b.x * tc;
   T acc = 0;
   for (int p0 = 0; p0 < g.k; p0 += td) {
-    // Load phase: the block copies both tiles cooperatively (one element per thread when the
-    // tile is square), writing zeros outside A and B so the compute phase needs no checks.
     for (int i = tid; i < tr * td; i += nthreads) {
       const int r = i / td, c = i - r * td, gr = row0 + r, gc = p0 + c;
       as[i] = (gr < g.m && gc < g.k) ? g.a[gr * g.lda + gc] : T(0);
@@ -59,15 +85,10 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC(1024, 2) void gemm_tiled_kernel(GemmParams<
       const int r = i / tc, c = i - r * tc, gr = p0 + r, gc = col0 + c;
       bs[i] = (gr < g.k && gc < g.n) ? g.b[gr * g.ldb + gc] : T(0);
     }
-    __syncthreads();  // the tiles are complete before anyone reads them
-    if constexpr (kDepth > 0) {
-#pragma unroll
-      for (int kk = 0; kk < kDepth; ++kk) acc += as[ty * kDepth + kk] * bs[kk * tc + tx];
-    } else {
+    __syncthreads();
 #pragma unroll 4
-      for (int kk = 0; kk < td; ++kk) acc += as[ty * td + kk] * bs[kk * tc + tx];
-    }
-    __syncthreads();  // everyone is done reading before the next phase overwrites the tiles
+    for (int kk = 0; kk < td; ++kk) acc += as[ty * td + kk] * bs[kk * tc + tx];
+    __syncthreads();
   }
   const int row = row0 + ty, col = col0 + tx;
   if (row < g.m && col < g.n) {
@@ -80,7 +101,9 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC(1024, 2) void gemm_tiled_kernel(GemmParams<
 // kVec: every operand allows 16-byte vector access (aligned pointers, ld and the vector
 // dimensions multiples of the vector width); otherwise the same kernel loads element-wise.
 template <class T, int BM, int BN, int BK, int TM, int TN, bool kVec>
-__global__ TILEKIT_LAUNCH_BOUNDS((BM / TM) * (BN / TN)) void gemm_optimized_kernel(GemmParams<T> g, int tiles_x,
+// Two blocks per SM for float (at most 128 registers a thread for 256 threads): one block of
+// 8 warps cannot hide the latency of its own barriers.
+__global__ TILEKIT_LAUNCH_BOUNDS_OCC((BM / TM) * (BN / TN), sizeof(T) == 4 ? 2 : 1) void gemm_optimized_kernel(GemmParams<T> g, int tiles_x,
                                                                                     int tiles_y) {
   using V = Vec16<T>;
   using VT = typename V::type;
@@ -104,7 +127,7 @@ __global__ TILEKIT_LAUNCH_BOUNDS((BM / TM) * (BN / TN)) void gemm_optimized_kern
   const int by = first + (pid % per_group) % gsize, bx = (pid % per_group) / gsize;
   const int m0 = by * BM, n0 = bx * BN;
 
-  const int tid = threadIdx.x, tr = tid / (BN / TN), tc = tid % (BN / TN);
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x, tr = tid / (BN / TN), tc = tid % (BN / TN);
   VT a_reg[A_PER], b_reg[B_PER];
 
   // Global -> registers for the K step starting at p0 (zeros outside the matrices).

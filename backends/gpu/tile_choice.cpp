@@ -21,15 +21,15 @@ int regs_of(Op op, Variant v, DType t, const TileConfig& tile) {
       if (v == Variant::naive) return 32;
       if (v == Variant::tiled) return 32;  // capped by its launch bounds (two 1024-thread blocks per SM)
       if (tile.rows == 128 && tile.cols == 128) return f64 ? 234 : 128;
-      if (tile.rows == 128) return f64 ? 138 : 79;
-      return f64 ? 80 : 63;
+      if (tile.rows == 128) return f64 ? 138 : 95;
+      return f64 ? 80 : 77;
     case Op::transpose:
       if (v == Variant::naive) return 12;
       if (v == Variant::tiled) return 31;
       return f64 ? 40 : 32;
     case Op::conv2d:
       if (v == Variant::optimized) return f64 ? 62 : 50;
-      return v == Variant::tiled ? 36 : 32;
+      return v == Variant::tiled ? (f64 ? 46 : 32) : 32;
   }
   return 32;
 }
@@ -146,9 +146,10 @@ Occupancy estimate_occupancy(const DeviceProps& d, int threads, std::size_t smem
   return o;
 }
 
-std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType) {  // the same shapes for both types
+std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t) {
   if (v != Variant::optimized) return {};
   if (op == Op::gemm) {
+    if (t == DType::f32) return {{128, 128, 8}, {128, 128, 16}, {128, 64, 8}, {64, 64, 8}};
     return {{128, 128, 8}, {128, 64, 8}, {64, 64, 8}};
   }
   if (op == Op::transpose) return {{32, 32, 0}, {64, 64, 0}, {32, 64, 0}, {64, 32, 0}};
@@ -179,13 +180,17 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
             w /= 2;
           t = {w, w, w};
         }
-        check_threads(d, p, t, t.rows * t.cols, "one per element of the C tile");
         check_tile_fits(p, t, optin_limit(d), where(d));
+        check_threads(d, p, t, t.rows * t.cols, "one per element of the C tile");
         pl.tile = t;
         pl.block_x = t.cols;
         pl.block_y = t.rows;
-        pl.dynamic_smem_bytes = pl.smem_bytes = tile_scratch_bytes(p, t);
-        pl.kernel = "gemm_tiled<" + dt + ">";
+        pl.smem_bytes = tile_scratch_bytes(p, t);
+        // Square tiles of the compiled widths use static shared arrays (gemm.cu); other
+        // shapes size their tiles at launch, and may opt in above the default limit.
+        const bool fixed = t.rows == t.cols && t.cols == t.depth && (t.rows == 8 || t.rows == 16 || t.rows == 32);
+        pl.dynamic_smem_bytes = fixed ? 0 : pl.smem_bytes;
+        pl.kernel = "gemm_tiled<" + dt + (fixed ? ", " + std::to_string(t.rows) + "x" + std::to_string(t.rows) + " compiled" : std::string(", any shape")) + ">";
       } else {
         TileConfig t = req;
         if (t.is_auto()) {
@@ -195,6 +200,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
           const index_t big_blocks = ((p.m + 127) / 128) * ((p.n + 127) / 128);
           t = !f64 && big_blocks >= d.sm_count ? TileConfig{128, 128, 8} : TileConfig{64, 64, 8};
         }
+        check_tile_fits(p, t, optin_limit(d), where(d));
         check_compiled(p.op, v, p.dtype, t);
         const int tm = t.rows == 128 ? 8 : 4, tn = t.cols == 128 ? 8 : 4;
         pl.tile = t;
@@ -203,7 +209,6 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         pl.outputs_per_thread = tm * tn;
         const int pad = int(16 / e);
         pl.smem_bytes = 2 * std::size_t(t.depth) * (t.rows + pad + t.cols + pad) * e;  // two stages
-        check_tile_fits(p, t, optin_limit(d), where(d));
         pl.kernel = "gemm_optimized<" + dt + "; " + std::to_string(tm) + "x" + std::to_string(tn) +
                     " per thread, double-buffered>";
       }
@@ -216,8 +221,8 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
       } else if (v == Variant::tiled) {
         TileConfig t = req.is_auto() ? TileConfig{32, 32, 0} : req;
         const int by = std::max(1, std::min(t.rows, std::max(1, 256 / t.cols)));
-        check_threads(d, p, t, t.cols * by, "one per column of the tile");
         check_tile_fits(p, t, optin_limit(d), where(d));
+        check_threads(d, p, t, t.cols * by, "one per column of the tile");
         pl.tile = t;
         pl.block_x = t.cols;
         pl.block_y = by;
@@ -226,8 +231,8 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         pl.kernel = "transpose_tiled<" + dt + ", unpadded>";
       } else {
         TileConfig t = req.is_auto() ? TileConfig{64, 64, 0} : req;
-        check_compiled(p.op, v, p.dtype, t);
         check_tile_fits(p, t, optin_limit(d), where(d));
+        check_compiled(p.op, v, p.dtype, t);
         pl.tile = t;
         pl.block_x = 256;
         pl.block_y = 1;
@@ -246,12 +251,12 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         TileConfig t = req;
         if (t.is_auto()) t = opt ? TileConfig{64, 32, 0} : TileConfig{32, 32, 0};
         const int per = opt ? kConvRowsPerThread : 1;
+        check_tile_fits(p, t, optin_limit(d), where(d));
         if (opt && t.rows % per != 0)
           throw Error("conv2d optimized tile " + t.str() + ": rows must be a multiple of " + std::to_string(per) +
                       " (each thread computes " + std::to_string(per) + " rows)");
         const int by = opt ? t.rows / per : std::max(1, std::min(t.rows, std::max(1, 256 / t.cols)));
         check_threads(d, p, t, t.cols * by, "one per column of the tile");
-        check_tile_fits(p, t, optin_limit(d), where(d));
         pl.tile = t;
         pl.block_x = t.cols;
         pl.block_y = by;

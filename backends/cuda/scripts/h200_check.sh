@@ -41,6 +41,22 @@ if has perf; then
     for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 8192 --k 5 --dtype double; done
   } 2>&1 | tee "$out/perf.txt"
 fi
+if has perf2; then
+  {
+    $T gemm --backend cuda --peer --size 4096 --reps 10
+    for t in 32,32,32 16,16,16; do $T gemm --backend cuda --variant tiled --size 4096 --tile $t --reps 10; done
+    for t in 128,128,8 128,128,16 128,64,8; do $T gemm --backend cuda --variant optimized --size 4096 --tile $t --reps 10; done
+    $T gemm --backend cuda --variant optimized --size 8192 --reps 5
+    $T gemm --backend cuda --peer --size 8192 --reps 5
+    $T transpose --backend cuda --peer --size 8192
+    $T transpose --backend cuda --variant optimized --size 8192
+    $T conv2d --backend cuda --peer --size 8192 --k 5
+    for t in 32,32 16,64 32,64 64,64 32,128; do $T conv2d --backend cuda --variant tiled --size 8192 --k 5 --tile $t; done
+    for t in 64,32 32,64 64,64 16,128; do $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --tile $t; done
+    for r in 3 9 15 31; do for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 8192 --k $r; done; done
+    $T gemm --backend cuda --variant optimized --size 4096 --dtype double --reps 5
+  } 2>&1 | sed 's/ (runtime.s calculator)//' | tee "$out/perf2.txt"
+fi
 if has odd; then
   {
     for d in float double; do
