@@ -138,11 +138,32 @@ function(tilekit_hip_objects out_var)
   endif()
   separate_arguments(extra UNIX_COMMAND "${TILEKIT_HIP_FLAGS}")
   list(APPEND flags ${extra})
-  foreach(d IN LISTS arg_INCLUDES)
-    list(APPEND flags -I${d})
+  # Entries may be generator expressions naming lists (a target's include directories):
+  # each element becomes its own -I/-D argument (COMMAND_EXPAND_LISTS below), none if empty.
+  # The C++ compiler's implicit include directories (/usr/include, where Debian's fmt lives)
+  # are left out, as CMake does on its own compile lines: an explicit -I/usr/include reorders
+  # the system headers and breaks libstdc++'s #include_next.
+  set(implicit "")
+  foreach(dir IN LISTS CMAKE_CXX_IMPLICIT_INCLUDE_DIRECTORIES)
+    string(REGEX REPLACE "([][+.*()^$?|\\])" "\\\\\\1" esc "${dir}")
+    list(APPEND implicit "${esc}")
   endforeach()
-  foreach(d IN LISTS arg_DEFINES)
-    list(APPEND flags -D${d})
+  list(JOIN implicit "|" implicit)
+  foreach(kind I D)
+    set(entries ${arg_INCLUDES})
+    if(kind STREQUAL "D")
+      set(entries ${arg_DEFINES})
+    endif()
+    foreach(d IN LISTS entries)
+      if(d MATCHES "\\$<")
+        if(kind STREQUAL "I" AND implicit)
+          set(d "$<FILTER:${d},EXCLUDE,^(${implicit})$>")
+        endif()
+        list(APPEND flags "$<$<BOOL:${d}>:-${kind}$<JOIN:${d},$<SEMICOLON>-${kind}>>")
+      else()
+        list(APPEND flags "-${kind}${d}")
+      endif()
+    endforeach()
   endforeach()
 
   set(objects)
@@ -159,6 +180,7 @@ function(tilekit_hip_objects out_var)
       DEPENDS ${abs}
       DEPFILE ${obj}.d
       COMMENT "Building HIP object ${obj_rel} for ${TILEKIT_HIP_ARCHITECTURES}"
+      COMMAND_EXPAND_LISTS
       VERBATIM)
     set_source_files_properties(${obj} PROPERTIES EXTERNAL_OBJECT TRUE GENERATED TRUE)
     list(APPEND objects ${obj})
