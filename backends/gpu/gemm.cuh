@@ -131,7 +131,7 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC((BM / TM) * (BN / TN), sizeof(T) == 4 ? 2 :
   VT a_reg[A_PER], b_reg[B_PER];
 
   // Global -> registers for the K step starting at p0 (zeros outside the matrices).
-  auto load_global = [&](int p0) {
+  auto load_a = [&](int p0) {
 #pragma unroll
     for (int i = 0; i < A_PER; ++i) {
       const int q = tid + i * NT;
@@ -148,6 +148,8 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC((BM / TM) * (BN / TN), sizeof(T) == 4 ? 2 :
         a_reg[i] = V::pack(v);
       }
     }
+  };
+  auto load_b = [&](int p0) {
 #pragma unroll
     for (int i = 0; i < B_PER; ++i) {
       const int q = tid + i * NT;
@@ -166,7 +168,7 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC((BM / TM) * (BN / TN), sizeof(T) == 4 ? 2 :
     }
   };
   // Registers -> shared stage s: A transposed (k-major) so a thread's TM rows are vectors.
-  auto store_shared = [&](int s) {
+  auto store_a = [&](int s) {
 #pragma unroll
     for (int i = 0; i < A_PER; ++i) {
       const int q = tid + i * NT;
@@ -178,6 +180,8 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC((BM / TM) * (BN / TN), sizeof(T) == 4 ? 2 :
         for (int e = 0; e < W; ++e) as[s][kv + e][r] = v[e];
       }
     }
+  };
+  auto store_b = [&](int s) {
 #pragma unroll
     for (int i = 0; i < B_PER; ++i) {
       const int q = tid + i * NT;
@@ -194,18 +198,11 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC((BM / TM) * (BN / TN), sizeof(T) == 4 ? 2 :
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
 
-  const int steps = (g.k + BK - 1) / BK;
-  if (steps > 0) {
-    load_global(0);
-    store_shared(0);
-  }
-  __syncthreads();
-  for (int t = 0; t < steps; ++t) {
-    const int cur = t & 1;
-    // Issue the next step's global loads now; they complete while this step computes.
-    if (t + 1 < steps) load_global((t + 1) * BK);
+  // Half a K step of outer products from stage `cur`: TM + TN shared loads feed TM * TN FMAs.
+  constexpr int KH = BK / 2;
+  auto compute = [&](int cur, int k0) {
 #pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
+    for (int kk = k0; kk < k0 + KH; ++kk) {
       T af[TM], bf[TN];
 #pragma unroll
       for (int gi = 0; gi < TM / W; ++gi)
@@ -218,9 +215,38 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC((BM / TM) * (BN / TN), sizeof(T) == 4 ? 2 :
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] += af[i] * bf[j];
     }
+  };
+
+  const int steps = (g.k + BK - 1) / BK;
+  if (steps > 0) {
+    load_a(0);
+    load_b(0);
+    store_a(0);
+    store_b(0);
+  }
+  __syncthreads();
+  // Deep K steps (BK >= 16) prefetch A during the first half of the step and B during the
+  // second, so only one operand's prefetch registers are live at a time: the 8x8 tile then
+  // fits the 128 registers that two blocks per SM allow.
+  constexpr bool kSplit = BK >= 16;
+  for (int t = 0; t < steps; ++t) {
+    const int cur = t & 1, nxt = cur ^ 1, p1 = (t + 1) * BK;
+    const bool more = t + 1 < steps;
+    // Issue the next step's global loads now; they complete while this step computes.
     // The other stage was last read in step t-1, which every thread finished before the
     // barrier that ended it: it can be overwritten without a second barrier.
-    if (t + 1 < steps) store_shared(cur ^ 1);
+    if (more) load_a(p1);
+    if (!kSplit && more) load_b(p1);
+    compute(cur, 0);
+    if (kSplit && more) {
+      store_a(nxt);
+      load_b(p1);
+    }
+    compute(cur, KH);
+    if (more) {
+      if (!kSplit) store_a(nxt);
+      store_b(nxt);
+    }
     __syncthreads();
   }
 

@@ -57,6 +57,24 @@ if has perf2; then
     $T gemm --backend cuda --variant optimized --size 4096 --dtype double --reps 5
   } 2>&1 | sed 's/ (runtime.s calculator)//' | tee "$out/perf2.txt"
 fi
+if has perf3; then
+  {
+    $T gemm --backend cuda --peer --size 4096 --reps 10
+    for t in 128,128,8 128,128,16; do $T gemm --backend cuda --variant optimized --size 4096 --tile $t --reps 10; done
+    $T gemm --backend cuda --peer --size 8192 --reps 5
+    for t in 128,128,8 128,128,16; do $T gemm --backend cuda --variant optimized --size 8192 --tile $t --reps 5; done
+    for r in 1 5; do $T conv2d --backend cuda --variant tiled --size 8192 --k $r; $T conv2d --backend cuda --variant optimized --size 8192 --k $r; done
+  } 2>&1 | sed 's/ (runtime.s calculator)//' | tee "$out/perf3.txt"
+fi
+if has ncu; then
+  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
+  prof() { name=$1; kern=$2; shift 2; timeout 120 $NCU --clock-control none -k regex:$kern -c 1 --section SpeedOfLight \
+    --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy --section LaunchStats \
+    --section SchedulerStats "$@" >"$out/ncu-$name.txt" 2>&1; echo "ncu $name rc=$?"; }
+  prof conv-tiled conv2d_tiled $T conv2d --backend cuda --variant tiled --size 8192 --k 5 --reps 1
+  prof conv-opt conv2d_optimized $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --reps 1
+  prof gemm-opt gemm_optimized $T gemm --backend cuda --variant optimized --size 4096 --tile 128,128,8 --reps 1
+fi
 if has odd; then
   {
     for d in float double; do
