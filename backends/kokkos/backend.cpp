@@ -1,6 +1,7 @@
 // The kokkos Backend: Kokkos' lifetime, memory in the default execution space's memory space,
 // what the space offers (DeviceInfo), tile resolution and launch descriptions.
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <string>
 
@@ -52,6 +53,16 @@ auto guarded(const char* what, F&& f) -> decltype(f()) {
   }
 }
 
+// Kokkos must be finalized before the CUDA runtime tears itself down at exit: finalizing from
+// the registry's static destructor (which runs after the runtime's own exit handlers, registered
+// when Kokkos::initialize first touched CUDA) failed on the H200 with cudaErrorCudartUnloading
+// and terminate(). An exit handler registered right after Kokkos::initialize runs before those
+// handlers (exit handlers run in reverse order of registration) and before the registry's
+// destructor.
+void finalize_kokkos_at_exit() {
+  if (Kokkos::is_initialized()) Kokkos::finalize();
+}
+
 DeviceInfo make_info() {
   DeviceInfo d;
   d.name = std::string("Kokkos ") + std::to_string(KOKKOS_VERSION / 10000) + "." +
@@ -63,7 +74,7 @@ DeviceInfo make_info() {
   d.simd_width = TeamPolicy::vector_length_max();
   if (exec_on_gpu()) {
 #if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION >= 40000
-    const cudaDeviceProp& prop = Kokkos::Cuda().cuda_device_prop();
+    const cudaDeviceProp prop = Kokkos::Cuda().cuda_device_prop();
     d.name += std::string(" on ") + prop.name;
     d.compute_units = prop.multiProcessorCount;
     d.simd_width = prop.warpSize;
@@ -102,12 +113,14 @@ class KokkosBackend final : public Backend {
       char* argv[] = {name, nullptr};
       guarded("Kokkos::initialize", [&] { Kokkos::initialize(argc, argv); });
       owns_kokkos_ = true;
+      std::atexit(finalize_kokkos_at_exit);
     }
     info_ = make_info();
   }
 
-  // The registry destroys backends in reverse creation order at exit; tilekit holds no Kokkos
-  // memory of its own (matrices free theirs when destroyed), so this is the last use.
+  // At exit finalize_kokkos_at_exit has already run; this covers a backend destroyed earlier.
+  // tilekit holds no Kokkos memory of its own (matrices free theirs when destroyed; those that
+  // outlive Kokkos are left to the process's end, see deallocate).
   ~KokkosBackend() override {
     if (owns_kokkos_ && Kokkos::is_initialized()) Kokkos::finalize();
   }

@@ -18,9 +18,9 @@
 
 #include "tilekit/backend.hpp"
 
-// Unrolls a loop with compile-time bounds in device compilers; host compilers decide for
-// themselves (and GCC would warn about the pragma).
-#if defined(__CUDACC__) || defined(__HIPCC__)
+// Unrolls a loop with compile-time bounds in device code; host compilers (nvcc's host pass
+// included) decide for themselves, and GCC would warn about the pragma.
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define TILEKIT_UNROLL _Pragma("unroll")
 #else
 #define TILEKIT_UNROLL
