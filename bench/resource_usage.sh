@@ -127,18 +127,20 @@ dem = demangle(names)
 
 # ---- the launch each kernel gets from the automatic tile choice (backends/gpu/tile_choice.cpp):
 # threads per block and dynamic shared memory in bytes. Kernels whose tile is a template
-# argument carry their shape; the others get the automatic plan's tile (tiled gemm 32x32 with
-# K step = the compiled depth, or 32 for the run-time-depth kernel; transpose tiled 32x32 on a
-# 32x8 block; conv2d tiled 32x32 on 32x8, optimized 64x32 on 32x8; for run-time R the largest, 31).
+# argument carry their shape (the tiled gemm's square width too); the others get the automatic
+# plan's tile (transpose tiled 32x32 on a 32x8 block; conv2d tiled 32x32 on 32x8, optimized
+# 64x32 on 32x8; for run-time R the largest, 31), the any-shape tiled gemm an explicit 32x32x32.
 def launch(k):
     e = 8 if "<double" in k else 4
     m = re.match(r"(\w+)<(.*)>$", k)
     fam, args = m.group(1), [x.strip() for x in m.group(2).split(",")]
     if fam.endswith("naive_kernel"):
         return 256, 0, "256"
-    if fam == "gemm_tiled_kernel":
-        d = int(args[1]) or 32
-        return 1024, 2 * 32 * d * e, f"32x32, K step {d}"
+    if fam == "gemm_tiled_kernel":  # square kTile x kTile x kTile, static shared arrays
+        w = int(args[1])
+        return w * w, 0, f"{w}x{w}x{w}"
+    if fam == "gemm_tiled_any_kernel":  # explicit tiles only; shown for 32x32x32
+        return 1024, 2 * 32 * 32 * e, "32x32x32 (explicit)"
     if fam == "gemm_optimized_kernel":
         bm, bn, bk, tm, tn = map(int, args[1:6])
         return (bm // tm) * (bn // tn), 0, f"{bm}x{bn}x{bk}, {tm}x{tn} per thread"
@@ -240,21 +242,38 @@ for title, prefix in ops:
         w(row)
     w("")
 
-# Kernels that spill or fall below a quarter of the maximum occupancy, called out.
-notes = []
+# Spills, worst first. They do not cost the same everywhere: on sm_90 a spill goes to local
+# memory (cached global memory); on gfx90a/gfx940 SGPR spills go to lanes of a VGPR and VGPR
+# spills first to free AGPRs (both register moves), and only "scratch" is memory traffic.
+nv_sp, amd_mem, amd_reg = [], [], []
 for n in names:
-    k = short(dem[n]); threads, dyn, _ = launch(k)
+    k = short(dem[n])
     r = nv.get(n)
     if r and (r["spill_st"] or r["spill_ld"]):
-        notes.append(f"- `{k}` spills on sm_{cuda_arch}: {r['spill_st']} B stored, {r['spill_ld']} B loaded per thread.")
+        nv_sp.append((r["spill_st"] + r["spill_ld"], f"- `{k}`: {r['spill_st']} B stored, {r['spill_ld']} B loaded per thread"))
+    per = []
     for a in amd_archs:
         r = amd[a].get(n)
-        if r and (r.get("vgpr_spill") or r.get("sgpr_spill") or r.get("scratch")):
-            notes.append(f"- `{k}` uses scratch on {a}: {r.get('vgpr_spill',0)} VGPRs and {r.get('sgpr_spill',0)} SGPRs spilled, "
-                         f"{r.get('scratch',0)} B per lane.")
+        if not r: continue
+        if r.get("scratch"):
+            per.append((r["scratch"], f"{a} {r['scratch']} B/lane ({r.get('vgpr_spill',0)} VGPRs, {r.get('sgpr_spill',0)} SGPRs spilled)"))
+        elif r.get("vgpr_spill") or r.get("sgpr_spill"):
+            amd_reg.append(f"- `{k}` on {a}: {r.get('vgpr_spill',0)} VGPRs to AGPRs, {r.get('sgpr_spill',0)} SGPRs to VGPR lanes")
+    if per:
+        amd_mem.append((max(p[0] for p in per), f"- `{k}`: " + "; ".join(p[1] for p in per)))
 w("## Spills")
 w("")
-lines.extend(notes or ["No kernel spills on any target."])
+w(f"### sm_{cuda_arch}: to local memory")
+w("")
+lines.extend([t for _, t in sorted(nv_sp, reverse=True)] or ["None."])
+w("")
+w("### AMD: to scratch memory")
+w("")
+lines.extend([t for _, t in sorted(amd_mem, reverse=True)] or ["None."])
+w("")
+w("### AMD: within the register files (no memory traffic)")
+w("")
+lines.extend(sorted(amd_reg) or ["None."])
 w("")
 with open(out, "w") as f:
     f.write("\n".join(lines))
