@@ -93,11 +93,11 @@ class OpenmpBackend final : public host::HostBackend {
   void conv2d(Variant v, const Conv2dArgs<double>& a, const TileConfig& t) override { run_conv2d(v, a, t); }
 
  private:
-  template <class T> static void run_gemm(Variant v, const GemmArgs<T>& a, const TileConfig& t) {
+  template <class T> void run_gemm(Variant v, const GemmArgs<T>& a, const TileConfig& t) const {
     switch (v) {
       case Variant::naive: return gemm_naive(a);
       case Variant::tiled: return gemm_tiled(a, t);
-      case Variant::optimized: return gemm_optimized(a, t);
+      case Variant::optimized: return gemm_optimized(a, t, info_.l3_bytes);
     }
   }
   template <class T> void run_transpose(Variant v, const TransposeArgs<T>& a, const TileConfig& t) const {

@@ -6,8 +6,10 @@
 // BLIS's operands mirrored accordingly, the blocking is:
 //   - A micro-panel (MR x kc, the broadcast operand) lives in L1 while the micro-kernel sweeps
 //     it across every B micro-panel of the block: kc is sized from the L1;
-//   - B block (kc x nc, the vector operand) lives in L2 while every A micro-panel of the block
-//     passes over it; the A block (mc x kc) is reused from L2/L3 for every B block;
+//   - a kc x nc chunk of B (the vector operand) lives in L2 while every A micro-panel of the
+//     A block (mc x kc, also in L2) passes over it;
+//   - the B panel (kc x nc3, nc3 sized from the thread's share of the L3) is packed once per
+//     K step and read by every A block, so B is packed once per K step, A once per panel;
 //   - both are packed (copied into the exact order the micro-kernel reads them, zero-padded to
 //     whole micro-panels) so the inner loop reads two unit-stride streams and needs no edge code.
 // The summation order of every element depends only on kc, never on the thread count.
@@ -133,27 +135,48 @@ void PackB(const T* b, std::size_t ldb, std::size_t kb, std::size_t nb, T* HWY_R
   }
 }
 
+// The block size that splits `extent` into as few blocks of at most `limit` as possible, all
+// of equal size rounded up to a multiple of `unit` (but never above `limit` when it is one).
+inline index_t EvenBlock(index_t extent, index_t limit, index_t unit) {
+  if (extent <= 0) return std::max<index_t>(limit, 1);
+  const index_t blocks = (extent + limit - 1) / limit;
+  const index_t even = ((extent + blocks - 1) / blocks + unit - 1) / unit * unit;
+  return std::min(even, std::max(limit, unit));
+}
+
 template <class T>
 void GemmPartT(const GemmArgs<T>& g, const GemmPart& part) {
   constexpr std::size_t kNR = NR<T>();
   T* ap = static_cast<T*>(part.a_pack);
   T* bp = static_cast<T*>(part.b_pack);
+  // Equal blocks of at most mc (nc3) rows (columns), whole micro-panels each: 1024 rows in
+  // blocks of at most 336 become 4 x 256 rather than 3 x 336 + 16, a thin strip of A that
+  // would cost a full pass over the packed B panel.
+  const index_t mc = EvenBlock(part.m1 - part.m0, part.mc, index_t(kMR));
+  const index_t nc3 = EvenBlock(part.n1 - part.n0, part.nc3, index_t(kNR));
+  const std::size_t nc = std::size_t(std::max<index_t>(part.nc / index_t(kNR), 1)) * kNR;
   for (index_t pc = 0; pc < g.k; pc += part.kc) {
     const std::size_t kb = std::size_t(std::min(part.kc, g.k - pc));
     const Update mode = pc > 0 ? Update::accumulate : g.beta == T(0) ? Update::overwrite : Update::scale;
-    for (index_t ic = part.m0; ic < part.m1; ic += part.mc) {
-      const std::size_t mb = std::size_t(std::min(part.mc, part.m1 - ic));
-      PackA(g.a + ic * g.lda + pc, std::size_t(g.lda), mb, kb, ap);
-      for (index_t jc = part.n0; jc < part.n1; jc += part.nc) {
-        const std::size_t nb = std::size_t(std::min(part.nc, part.n1 - jc));
-        PackB(g.b + pc * g.ldb + jc, std::size_t(g.ldb), kb, nb, bp);
-        // ir outer, jr inner: one A micro-panel stays in L1 while it meets every B micro-panel.
-        for (std::size_t ir = 0; ir < mb; ir += kMR) {
-          const std::size_t mv = std::min(kMR, mb - ir);
-          for (std::size_t jr = 0; jr < nb; jr += kNR) {
-            T* c = g.c + (ic + index_t(ir)) * g.ldc + jc + index_t(jr);
-            MicroKernel<T>(kb, ap + ir * kb, bp + jr * kb, c, std::size_t(g.ldc), g.alpha, g.beta, mode, mv,
-                           std::min(kNR, nb - jr));
+    for (index_t jc3 = part.n0; jc3 < part.n1; jc3 += nc3) {
+      // The B panel (kb x nc3, L3): packed once per K step, then read by every A block.
+      const std::size_t nb3 = std::size_t(std::min(nc3, part.n1 - jc3));
+      PackB(g.b + pc * g.ldb + jc3, std::size_t(g.ldb), kb, nb3, bp);
+      for (index_t ic = part.m0; ic < part.m1; ic += mc) {
+        // The A block (mb x kb, L2): packed once, then read for every chunk of the panel.
+        const std::size_t mb = std::size_t(std::min(mc, part.m1 - ic));
+        PackA(g.a + ic * g.lda + pc, std::size_t(g.lda), mb, kb, ap);
+        for (std::size_t jc = 0; jc < nb3; jc += nc) {
+          // A kb x nc chunk of the panel, which stays in L2 while every A micro-panel passes
+          // over it; ir outer, jr inner: one A micro-panel stays in L1 across the chunk.
+          const std::size_t nb = std::min(nc, nb3 - jc);
+          for (std::size_t ir = 0; ir < mb; ir += kMR) {
+            const std::size_t mv = std::min(kMR, mb - ir);
+            for (std::size_t jr = jc; jr < jc + nb; jr += kNR) {
+              T* c = g.c + (ic + index_t(ir)) * g.ldc + jc3 + index_t(jr);
+              MicroKernel<T>(kb, ap + ir * kb, bp + jr * kb, c, std::size_t(g.ldc), g.alpha, g.beta, mode, mv,
+                             std::min(kNR, nb3 - jr));
+            }
           }
         }
       }

@@ -30,11 +30,13 @@ template <class T> void conv2d_naive(const Conv2dArgs<T>& a);
 template <class T> void conv2d_tiled(const Conv2dArgs<T>& a, const TileConfig& t);
 
 // ---- optimized: drivers in optimized.cpp around the dispatched SIMD kernels (simd.hpp)
-// The automatic gemm tile: rows = mc, cols = nc, depth = kc of the packed blocks, derived from
-// the L1 and L2 sizes and the dispatched micro-kernel's register block.
+// The automatic gemm tile: rows = mc, cols = nc, depth = kc: the packed A block (mc x kc) and
+// the chunk of the packed B panel (kc x nc) that share the L2, derived from the L1 and L2 sizes
+// and the dispatched micro-kernel's register block.
 TileConfig gemm_optimized_tile(const DeviceInfo& info, DType t);
 std::string gemm_optimized_launch(DType t, const TileConfig& tile);
-template <class T> void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t);
+// The B panel each thread packs per K step is sized from its share of `l3_bytes`.
+template <class T> void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes);
 // Transpose: rows x cols blocks of the input, split across threads; streaming (non-temporal)
 // stores when the output is larger than `stream_above` bytes.
 TileConfig transpose_optimized_tile(const DeviceInfo& info, DType t);

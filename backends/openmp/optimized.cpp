@@ -91,7 +91,7 @@ TileConfig gemm_optimized_tile(const DeviceInfo& info, DType t) {
 }
 
 template <class T>
-void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t) {
+void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes) {
   if (g.k == 0) return scale_c(g);
   const simd::MicroTile mt = simd::gemm_micro_tile(dtype_of<T>());
   const index_t mr = index_t(mt.mr), nr = index_t(mt.nr);
@@ -99,8 +99,10 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t) {
   const int threads = int(std::min<index_t>(max_threads(), panels_m * panels_n));
   const Grid grid = thread_grid(panels_m, panels_n, mr, nr, threads);
   const index_t mc = t.rows, nc = t.cols, kc = t.depth;
+  // The B panel: each thread's in half of its share of the L3, at least one L2 chunk wide.
+  const index_t nc3 = std::max(nc, index_t(l3_bytes / 2 / std::size_t(threads) / (std::size_t(kc) * sizeof(T))));
   const std::size_t a_bytes = std::size_t(ceil_div(mc, mr) * mr * kc) * sizeof(T);
-  const std::size_t b_bytes = std::size_t(ceil_div(nc, nr) * nr * kc) * sizeof(T);
+  const std::size_t b_bytes = std::size_t(ceil_div(nc3, nr) * nr * kc) * sizeof(T);
   std::atomic<bool> out_of_memory{false};
 #pragma omp parallel num_threads(threads)
   {
@@ -114,6 +116,7 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t) {
     part.mc = mc;
     part.nc = nc;
     part.kc = kc;
+    part.nc3 = nc3;
     part.a_pack = tls_a_pack.get(a_bytes);
     part.b_pack = tls_b_pack.get(b_bytes);
     if (!part.a_pack || !part.b_pack)
@@ -130,8 +133,8 @@ std::string gemm_optimized_launch(DType t, const TileConfig& tile) {
   const simd::MicroTile mt = simd::gemm_micro_tile(t);
   const std::size_t e = size_of(t);
   return fmt::format(
-      "{} threads in a 2-D grid over C, {} micro-kernel {}x{}, packed A block {}x{} ({} KiB) and B block {}x{} "
-      "({} KiB) per thread",
+      "{} threads in a 2-D grid over C, {} micro-kernel {}x{}, per thread: packed A block {}x{} ({} KiB) and B "
+      "chunks {}x{} ({} KiB) in L2, B panel in L3",
       max_threads(), simd::target_name(), mt.mr, mt.nr, tile.rows, tile.depth,
       std::size_t(tile.rows) * std::size_t(tile.depth) * e / 1024, tile.depth, tile.cols,
       std::size_t(tile.depth) * std::size_t(tile.cols) * e / 1024);
@@ -237,8 +240,8 @@ std::string conv2d_optimized_launch(const Problem& p, const TileConfig& t) {
                      max_threads(), t.str(), std::max<index_t>(p.k - 1, 0), simd::target_name(), bc);
 }
 
-template void gemm_optimized<float>(const GemmArgs<float>&, const TileConfig&);
-template void gemm_optimized<double>(const GemmArgs<double>&, const TileConfig&);
+template void gemm_optimized<float>(const GemmArgs<float>&, const TileConfig&, std::size_t);
+template void gemm_optimized<double>(const GemmArgs<double>&, const TileConfig&, std::size_t);
 template void transpose_optimized<float>(const TransposeArgs<float>&, const TileConfig&, std::size_t);
 template void transpose_optimized<double>(const TransposeArgs<double>&, const TileConfig&, std::size_t);
 template void conv2d_optimized<float>(const Conv2dArgs<float>&, const TileConfig&);

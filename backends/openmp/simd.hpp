@@ -39,11 +39,12 @@ struct MicroTile {
 MicroTile gemm_micro_tile(DType t);
 
 // One thread's share of C (rows [m0, m1), columns [n0, n1)), computed with the GotoBLAS loops:
-// K in steps of kc, an mc x kc block of A and a kc x nc block of B packed into the two
-// workspaces (at least round_up(mc, mr) * kc and round_up(nc, nr) * kc elements, 64-byte aligned).
+// K in steps of kc; a kc x nc3 panel of B packed into b_pack (at least round_up(nc3, nr) * kc
+// elements), an mc x kc block of A into a_pack (round_up(mc, mr) * kc), both 64-byte aligned;
+// the panel is consumed in L2-sized chunks of nc columns.
 struct GemmPart {
   index_t m0, m1, n0, n1;
-  index_t mc, nc, kc;
+  index_t mc, nc, kc, nc3;
   void* a_pack;
   void* b_pack;
 };
