@@ -75,9 +75,10 @@ DeviceProps mi250x() {
   return d;
 }
 
-// AMD Instinct MI300X (gfx942, CDNA3; the build's gfx940 target is its first revision): 304
-// CUs, the same per-CU limits as gfx90a (wavefront 64, 8 waves per SIMD, 512 VGPRs, 64 KiB
-// LDS), 4 MiB L2 per XCD.
+// AMD Instinct MI300X (gfx942, CDNA3): 304 CUs, the same per-CU limits as gfx90a (wavefront
+// 64, 8 waves per SIMD, 512 VGPRs, 64 KiB LDS), 4 MiB L2 per XCD. The default build's gfx940
+// is the first CDNA3 revision, the newest target Debian's clang 15 knows; its code objects do
+// not load on a gfx942, but the limits tile choice reads are the same.
 DeviceProps mi300x() {
   DeviceProps d = mi250x();
   d.name = "AMD Instinct MI300X";
