@@ -104,10 +104,15 @@ HWY_INLINE void MicroKernel(std::size_t kc, const T* HWY_RESTRICT ap, const T* H
 // values A[i][p] are adjacent. Rows past mb are zeros, so edge panels need no special kernel.
 template <class T>
 void PackA(const T* a, std::size_t lda, std::size_t mb, std::size_t kb, T* HWY_RESTRICT dst) {
+  constexpr std::size_t kLine = 64 / sizeof(T), kAhead = 2;
   for (std::size_t ir = 0; ir < mb; ir += kMR, dst += kMR * kb) {
     const std::size_t rows = std::min(kMR, mb - ir);
     for (std::size_t i = 0; i < rows; ++i) {
       const T* src = a + (ir + i) * lda;
+      // Each row is a short run (kb elements) the hardware prefetcher meets cold; fetch the
+      // row two ahead while this one is copied, so its misses overlap this row's work.
+      if (ir + i + kAhead < mb)
+        for (std::size_t p = 0; p < kb; p += kLine) hwy::Prefetch(src + kAhead * lda + p);
       for (std::size_t p = 0; p < kb; ++p) dst[p * kMR + i] = src[p];
     }
     for (std::size_t i = rows; i < kMR; ++i)
