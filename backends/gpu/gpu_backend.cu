@@ -51,7 +51,7 @@ GpuBackend::GpuBackend(std::string name, int priority) : name_(std::move(name)),
   if (e != gpuSuccess) {
     reason_ = fmt::format("{} found no usable device: {}GetDeviceCount failed with {} ({})", TILEKIT_GPU_RUNTIME,
                           name_ == "hip" ? "hip" : "cuda", gpuGetErrorName(e), gpuGetErrorString(e));
-    gpuGetLastError();  // clear the sticky-free error so later calls start clean
+    (void)gpuGetLastError();  // clear the sticky-free error so later calls start clean
     return;
   }
   if (count == 0) {
@@ -94,9 +94,9 @@ GpuBackend::GpuBackend(std::string name, int priority) : name_(std::move(name)),
 
 GpuBackend::~GpuBackend() {
   // Errors are ignored: the runtime may already be shutting down at exit.
-  if (start_) gpuEventDestroy(start_);
-  if (stop_) gpuEventDestroy(stop_);
-  if (stream_) gpuStreamDestroy(stream_);
+  if (start_) (void)gpuEventDestroy(start_);
+  if (stop_) (void)gpuEventDestroy(stop_);
+  if (stream_) (void)gpuStreamDestroy(stream_);
 }
 
 void GpuBackend::require_available() const {
@@ -114,7 +114,7 @@ void* GpuBackend::allocate(std::size_t bytes) {
 }
 
 void GpuBackend::deallocate(void* p) noexcept {
-  if (p) gpuFree(p);  // gpuFree synchronizes the device: nothing in flight still uses p
+  if (p) (void)gpuFree(p);  // gpuFree synchronizes the device: nothing in flight still uses p
 }
 
 void GpuBackend::copy_to_device(void* dst, const void* src, std::size_t bytes) {
@@ -170,14 +170,14 @@ std::string GpuBackend::describe_launch(Variant v, const Problem& p, const TileC
                                             : conv2d_kernel(v, p.dtype, int(p.k), pl);
     int blocks = 0;
     gpuFuncAttributes fa{};
-    if (pl.needs_optin) gpuFuncSetMaxDynamicSharedMemory(k, pl.dynamic_smem_bytes);
+    if (pl.needs_optin) (void)gpuFuncSetMaxDynamicSharedMemory(k, pl.dynamic_smem_bytes);
     if (k && gpuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k, pl.threads(), pl.dynamic_smem_bytes) ==
                  gpuSuccess &&
         gpuFuncGetAttributes(&fa, k) == gpuSuccess) {
       occ = fmt::format("{} regs, occupancy {} blocks/SM = {:.0f}% (runtime's calculator)", fa.numRegs, blocks,
                         100.0 * blocks * pl.threads() / props_.max_threads_per_sm);
     }
-    gpuGetLastError();
+    (void)gpuGetLastError();
   }
   return fmt::format("{}: block {}x{}, {} B shared{}, {}", pl.kernel, pl.block_x, pl.block_y, pl.smem_bytes,
                      pl.needs_optin ? " (opt-in)" : "", occ);
