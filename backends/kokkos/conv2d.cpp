@@ -5,6 +5,7 @@
 //              tile plus its R-1 halo into team scratch (zeros outside the image), a barrier, then
 //              every output is computed from scratch with no border checks; the filter is read
 //              from memory (the read-only cache holds it on GPUs).
+//   both:      filter sizes 1, 3, 5 and 7 run kernels with the size compiled in (unrolled taps).
 //   optimized: the filter staged in scratch too, and thread coarsening: each thread computes
 //              P = 4 vertically adjacent outputs, so every input value it loads from scratch
 //              feeds up to P accumulators held in registers (P + R - 1 rows of loads for P rows
@@ -48,7 +49,10 @@ void conv2d_naive(const Conv2dArgs<T>& args) {
 }
 
 // P output rows per thread: 1 for tiled, more for optimized (which also stages the filter).
-template <class T, int P>
+// RC > 0: the filter size fixed at compile time, so the tap loops unroll completely (filter
+// offsets and the "does input row y feed output row q" tests become constants); RC = 0 takes
+// any size at run time.
+template <class T, int P, int RC = 0>
 struct ConvTeam {
   ConvView<T> a;
   int tr, tc, tiles_c;
@@ -60,8 +64,31 @@ struct ConvTeam {
            (P > 1 ? align_up(sizeof(T) * std::size_t(r) * std::size_t(r)) : 0);
   }
 
+  // acc[q] += the taps of output row row0 + q, column c, for one strip.
+  KOKKOS_INLINE_FUNCTION static void tap(const T* srow, const T* filter, int r, int y, int fj, T (&acc)[P]) {
+    const T v = srow[fj];
+    TILEKIT_UNROLL
+    for (int q = 0; q < P; ++q) {
+      const int fi = y - q;  // input row y feeds output row q through filter row y - q
+      if (fi >= 0 && fi < r) acc[q] += filter[fi * r + fj] * v;
+    }
+  }
+  KOKKOS_INLINE_FUNCTION static void strip(const T* s, int sw, const T* filter, int r_rt, int row0, int c,
+                                           T (&acc)[P]) {
+    if (RC > 0) {
+      TILEKIT_UNROLL
+      for (int y = 0; y < P + RC - 1; ++y) {
+        TILEKIT_UNROLL
+        for (int fj = 0; fj < RC; ++fj) tap(s + (row0 + y) * sw + c, filter, RC, y, fj, acc);
+      }
+    } else {
+      for (int y = 0; y < P + r_rt - 1; ++y)
+        for (int fj = 0; fj < r_rt; ++fj) tap(s + (row0 + y) * sw + c, filter, r_rt, y, fj, acc);
+    }
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
-    const int r = a.r, half = r / 2;
+    const int r = RC > 0 ? RC : a.r, half = r / 2;
     const int i0 = team.league_rank() / tiles_c * tr, j0 = team.league_rank() % tiles_c * tc;
     const int sh = scratch_rows(tr, r), sw = tc + r - 1;
     ScratchCarver scratch(team, scratch_bytes(tr, tc, r));
@@ -80,21 +107,11 @@ struct ConvTeam {
     // Compute phase: strip (of P rows) by column; adjacent threads take adjacent columns.
     const int strips = (tr + P - 1) / P;
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, strips * tc), [&](const int e) {
-      const int strip = e / tc, c = e - strip * tc, row0 = strip * P;
+      const int st = e / tc, c = e - st * tc, row0 = st * P;
       if (j0 + c >= a.w) return;
       T acc[P];
       for (int q = 0; q < P; ++q) acc[q] = 0;
-      for (int y = 0; y < P + r - 1; ++y) {
-        const T* srow = s + (row0 + y) * sw + c;
-        for (int fj = 0; fj < r; ++fj) {
-          const T v = srow[fj];
-          TILEKIT_UNROLL
-          for (int q = 0; q < P; ++q) {
-            const int fi = y - q;  // input row y feeds output row q through filter row y - q
-            if (fi >= 0 && fi < r) acc[q] += filter[fi * r + fj] * v;
-          }
-        }
-      }
+      strip(s, sw, filter, r, row0, c, acc);
       TILEKIT_UNROLL
       for (int q = 0; q < P; ++q) {
         const int i = i0 + row0 + q;
@@ -155,6 +172,18 @@ TileConfig auto_tile(Variant v, const Problem& p) {
   return {side, side, 0};
 }
 
+// The common small filters get kernels with their size compiled in.
+template <class T, int P>
+void launch(const char* name, const TeamPolicy& policy, const ConvView<T>& a, const TileConfig& t, int tiles_c) {
+  switch (a.r) {
+    case 1: return Kokkos::parallel_for(name, policy, ConvTeam<T, P, 1>{a, t.rows, t.cols, tiles_c});
+    case 3: return Kokkos::parallel_for(name, policy, ConvTeam<T, P, 3>{a, t.rows, t.cols, tiles_c});
+    case 5: return Kokkos::parallel_for(name, policy, ConvTeam<T, P, 5>{a, t.rows, t.cols, tiles_c});
+    case 7: return Kokkos::parallel_for(name, policy, ConvTeam<T, P, 7>{a, t.rows, t.cols, tiles_c});
+    default: return Kokkos::parallel_for(name, policy, ConvTeam<T, P>{a, t.rows, t.cols, tiles_c});
+  }
+}
+
 }  // namespace conv2d_kernels
 
 using namespace conv2d_kernels;
@@ -185,11 +214,8 @@ void conv2d(Variant v, const Conv2dArgs<T>& args, const TileConfig& t) {
   policy.set_scratch_size(0, Kokkos::PerTeam(l.scratch));
   const ConvView<T> a(args);
   const int tiles_c = tiles(args.w, t.cols);
-  if (v == Variant::tiled)
-    Kokkos::parallel_for("tilekit::kokkos::conv2d_tiled", policy, ConvTeam<T, 1>{a, t.rows, t.cols, tiles_c});
-  else
-    Kokkos::parallel_for("tilekit::kokkos::conv2d_optimized", policy,
-                         ConvTeam<T, kRowsPerThread>{a, t.rows, t.cols, tiles_c});
+  if (v == Variant::tiled) launch<T, 1>("tilekit::kokkos::conv2d_tiled", policy, a, t, tiles_c);
+  else launch<T, kRowsPerThread>("tilekit::kokkos::conv2d_optimized", policy, a, t, tiles_c);
 }
 
 template void conv2d<float>(Variant, const Conv2dArgs<float>&, const TileConfig&);

@@ -83,9 +83,19 @@ struct GemmTeam {
 
   // acc += (rows of micro-tile t of sa) x (columns of micro-tile t of sb), one K step.
   KOKKOS_INLINE_FUNCTION void multiply(int t, const T* sa, const T* sb, T (&acc)[R][R]) const {
+    const int TK = tk();
+    if (S > 0) {
+      // Fixed tile: unrolled, so the row of A is read 16 bytes at a time and the loop costs nothing.
+      TILEKIT_UNROLL
+      for (int q = 0; q < S; ++q) multiply_step(t, q, sa, sb, acc);
+    } else {
+      for (int q = 0; q < TK; ++q) multiply_step(t, q, sa, sb, acc);
+    }
+  }
+  KOKKOS_INLINE_FUNCTION void multiply_step(int t, int q, const T* sa, const T* sb, T (&acc)[R][R]) const {
     const int TM = tm(), TN = tn(), TK = tk(), TX = tx(), TY = ty();
     const int r0 = t / TX, c0 = t - r0 * TX;
-    for (int q = 0; q < TK; ++q) {
+    {
       T av[R], bv[R];
       TILEKIT_UNROLL
       for (int i = 0; i < R; ++i) {

@@ -26,6 +26,12 @@
 #define TILEKIT_UNROLL
 #endif
 
+#if defined(__GNUC__) || defined(__clang__) || defined(__CUDACC__)
+#define TILEKIT_ASSUME_ALIGNED(p, n) __builtin_assume_aligned((p), (n))
+#else
+#define TILEKIT_ASSUME_ALIGNED(p, n) (p)
+#endif
+
 namespace tilekit::kokkos {
 
 using Exec = Kokkos::DefaultExecutionSpace;
@@ -68,9 +74,11 @@ class ScratchCarver {
  public:
   KOKKOS_INLINE_FUNCTION ScratchCarver(const Member& team, std::size_t bytes)
       : p_(static_cast<char*>(team.team_scratch(0).get_shmem_aligned(bytes - kScratchAlign, kScratchAlign))) {}
+  // The alignment is promised to the compiler too: fixed-size tile loops then read
+  // consecutive scratch elements as one 16-byte access (LDS.128 on NVIDIA GPUs).
   template <class T>
   KOKKOS_INLINE_FUNCTION T* take(std::size_t count) {
-    T* r = reinterpret_cast<T*>(p_);
+    T* r = static_cast<T*>(TILEKIT_ASSUME_ALIGNED(p_, kScratchAlign));
     p_ += align_up(count * sizeof(T));
     return r;
   }

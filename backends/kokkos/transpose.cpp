@@ -37,6 +37,7 @@ void transpose_naive(const TransposeArgs<T>& args) {
 // the optimized launch adds vector lanes, which only change how the ranges are split.
 template <class T>
 struct TransposeTeam {
+  static constexpr int kBatch = 8;  // loads in flight per thread (optimized)
   TransposeView<T> a;
   int tr, tc, pad, tiles_c;
   bool vector;  // rows over team threads, columns over vector lanes (optimized)
@@ -53,14 +54,43 @@ struct TransposeTeam {
     const int h = a.rows - i0 < tr ? a.rows - i0 : tr, w = a.cols - j0 < tc ? a.cols - j0 : tc;  // this tile's extent
 
     if (vector) {
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, h), [&](const int r) {
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, w),
-                             [&](const int c) { s[r * ls + c] = a.in[(i0 + r) * a.ld_in + j0 + c]; });
+      // Vector lanes take columns (a warp reads one tile row, coalesced); each team thread takes
+      // rows rank, rank + team_size, ... and issues kBatch loads before its first store, so that
+      // several loads are in flight (the compiler cannot reorder them past stores to scratch,
+      // which it cannot tell apart from the input).
+      const int rank = team.team_rank(), size = team.team_size();
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, w), [&](const int c) {
+        for (int r0 = rank; r0 < h; r0 += kBatch * size) {
+          T v[kBatch];
+          TILEKIT_UNROLL
+          for (int b = 0; b < kBatch; ++b) {
+            const int r = r0 + b * size;
+            v[b] = r < h ? a.in[(i0 + r) * a.ld_in + j0 + c] : T(0);
+          }
+          TILEKIT_UNROLL
+          for (int b = 0; b < kBatch; ++b) {
+            const int r = r0 + b * size;
+            if (r < h) s[r * ls + c] = v[b];
+          }
+        }
       });
       team.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, w), [&](const int c) {
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, h),
-                             [&](const int r) { a.out[(j0 + c) * a.ld_out + i0 + r] = s[r * ls + c]; });
+      // Lanes now take tile rows (= output columns, coalesced writes), threads take tile columns;
+      // the padded stride puts the lanes' scratch reads down a column in distinct banks.
+      Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, h), [&](const int r) {
+        for (int c0 = rank; c0 < w; c0 += kBatch * size) {
+          T v[kBatch];
+          TILEKIT_UNROLL
+          for (int b = 0; b < kBatch; ++b) {
+            const int c = c0 + b * size;
+            v[b] = c < w ? s[r * ls + c] : T(0);
+          }
+          TILEKIT_UNROLL
+          for (int b = 0; b < kBatch; ++b) {
+            const int c = c0 + b * size;
+            if (c < w) a.out[(j0 + c) * a.ld_out + i0 + r] = v[b];
+          }
+        }
       });
     } else {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, h * w), [&](const int e) {
@@ -103,9 +133,9 @@ Launch plan(Variant v, const Problem& p, const TileConfig& t) {
   policy.set_scratch_size(0, Kokkos::PerTeam(l.scratch));
   const int recommended = policy.team_size_recommended(probe, Kokkos::ParallelForTag());
   if (opt) {
-    // Several rows per thread: a quarter of the rows (8 threads for a 32-row tile), as in the
-    // textbook 32 x 8 transpose; fewer when the space recommends fewer.
-    l.team = std::max(1, std::min({recommended, std::max(1, t.rows / 4), t.cols}));
+    // Several rows per thread, all of a thread's loads in one batch: rows / kBatch threads
+    // (8 for a 64-row tile: 64 x 8 ... x 32 lanes), fewer when the space recommends fewer.
+    l.team = std::max(1, std::min({recommended, std::max(1, t.rows / TransposeTeam<T>::kBatch), t.cols}));
     l.kernel = "rows over team threads, columns over vector lanes, scratch rows padded by 1";
   } else {
     l.team = std::max(1, std::min(recommended, t.rows * t.cols));
