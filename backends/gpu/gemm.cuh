@@ -127,7 +127,15 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC((BM / TM) * (BN / TN), sizeof(T) == 4 ? 2 :
   const int by = first + (pid % per_group) % gsize, bx = (pid % per_group) / gsize;
   const int m0 = by * BM, n0 = bx * BN;
 
-  const int tid = threadIdx.y * blockDim.x + threadIdx.x, tr = tid / (BN / TN), tc = tid % (BN / TN);
+  // Thread (tr, tc) of the (BM/TM) x (BN/TN) thread grid. Each 32 consecutive threads form a
+  // 4 x 8 patch of it rather than a 2 x 16 strip, so per K index they read 4 distinct A
+  // vectors and 8 distinct B vectors (one 128-byte shared-memory wavefront each) instead of 2
+  // and 16. Only speed depends on this grouping (any warp size computes the same result).
+  const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+  constexpr int GC = (BN / TN) / 8;  // 4 x 8 patches per row of the thread grid
+  const int patch = tid / 32, lane = tid % 32;
+  const int tr = (patch / GC) * 4 + lane / 8, tc = (patch % GC) * 8 + lane % 8;
+  static_assert((BM / TM) % 4 == 0 && (BN / TN) % 8 == 0 && NT % 32 == 0, "thread grid must tile by 4 x 8");
   VT a_reg[A_PER], b_reg[B_PER];
 
   // Global -> registers for the K step starting at p0 (zeros outside the matrices).
@@ -225,26 +233,20 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC((BM / TM) * (BN / TN), sizeof(T) == 4 ? 2 :
     store_b(0);
   }
   __syncthreads();
-  // Deep K steps (BK >= 16) prefetch A during the first half of the step and B during the
-  // second, so only one operand's prefetch registers are live at a time: the 8x8 tile then
-  // fits the 128 registers that two blocks per SM allow.
-  constexpr bool kSplit = BK >= 16;
   for (int t = 0; t < steps; ++t) {
-    const int cur = t & 1, nxt = cur ^ 1, p1 = (t + 1) * BK;
+    const int cur = t & 1, nxt = cur ^ 1;
     const bool more = t + 1 < steps;
     // Issue the next step's global loads now; they complete while this step computes.
+    if (more) {
+      load_a((t + 1) * BK);
+      load_b((t + 1) * BK);
+    }
+    compute(cur, 0);
+    compute(cur, KH);
     // The other stage was last read in step t-1, which every thread finished before the
     // barrier that ended it: it can be overwritten without a second barrier.
-    if (more) load_a(p1);
-    if (!kSplit && more) load_b(p1);
-    compute(cur, 0);
-    if (kSplit && more) {
-      store_a(nxt);
-      load_b(p1);
-    }
-    compute(cur, KH);
     if (more) {
-      if (!kSplit) store_a(nxt);
+      store_a(nxt);
       store_b(nxt);
     }
     __syncthreads();

@@ -75,6 +75,18 @@ if has ncu; then
   prof conv-opt conv2d_optimized $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --reps 1
   prof gemm-opt gemm_optimized $T gemm --backend cuda --variant optimized --size 4096 --tile 128,128,8 --reps 1
 fi
+if has diag; then
+  obj=$(find $B -name 'conv2d.cu.o' | head -1)
+  cuobjdump -sass "$obj" | c++filt >"$out/sass-conv2d.txt" 2>&1
+  obj=$(find $B -name 'gemm.cu.o' | head -1)
+  cuobjdump -sass "$obj" | c++filt >"$out/sass-gemm.txt" 2>&1
+  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
+  for v in tiled optimized; do
+    timeout 120 $NCU --clock-control none -k regex:conv2d_$v -c 1 --section InstructionStats --section ComputeWorkloadAnalysis \
+      --section WarpStateStats --metrics smsp__inst_executed.sum,smsp__pcsamp_warps_issue_stalled_barrier,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active \
+      $T conv2d --backend cuda --variant $v --size 8192 --k 5 --reps 1 >"$out/ncu2-conv-$v.txt" 2>&1
+  done
+fi
 if has odd; then
   {
     for d in float double; do
@@ -88,7 +100,7 @@ if has odd; then
       done
     done
     $T gemm --backend cuda --variant tiled --m 67 --n 45 --k 333 --tile 32,32,160 --dtype double --reps 1
-  } 2>&1 | grep -E "NOT VERIFIED|error|verified" | awk '{print $1,$2,$3,$4,$5,$6,$7,$(NF-0)}' | tee "$out/odd.txt" | grep -cv "NOT" ; grep -E "NOT|error" "$out/odd.txt"
+  } 2>&1 | grep -E "NOT VERIFIED|error|verified" | sed -E 's/: [0-9.]+ ms.*(verified|NOT VERIFIED).*/: \1/' | tee "$out/odd.txt" | grep -cv "NOT" ; grep -E "NOT|error" "$out/odd.txt"
 fi
 if has sanitize; then
   for tool in memcheck racecheck synccheck initcheck; do
