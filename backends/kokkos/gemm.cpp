@@ -84,8 +84,20 @@ struct GemmTeam {
   // acc += (rows of micro-tile t of sa) x (columns of micro-tile t of sb), one K step.
   KOKKOS_INLINE_FUNCTION void multiply(int t, const T* sa, const T* sb, T (&acc)[R][R]) const {
     const int TK = tk();
-    if (S > 0) {
-      // Fixed tile: unrolled, so the row of A is read 16 bytes at a time and the loop costs nothing.
+    constexpr int W = Pack<T>::W;
+    if (S > 0 && R == 1 && (S * int(sizeof(T))) % 16 == 0) {
+      // Fixed textbook tile, unrolled. A warp's threads share one row of A (a broadcast), read
+      // here W elements per 16-byte access: a quarter of the shared-memory instructions for A,
+      // in a kernel whose speed is the rate of those instructions. (nvcc does this by itself
+      // for a __shared__ array; through a scratch pointer it does not, even told the alignment.)
+      const int r0 = t / S, c0 = t - r0 * S;
+      TILEKIT_UNROLL
+      for (int q0 = 0; q0 < S; q0 += W) {
+        const Pack<T> x = *reinterpret_cast<const Pack<T>*>(sa + r0 * S + q0);
+        TILEKIT_UNROLL
+        for (int w = 0; w < W; ++w) acc[0][0] += x.v[w] * sb[(q0 + w) * S + c0];
+      }
+    } else if (S > 0) {
       TILEKIT_UNROLL
       for (int q = 0; q < S; ++q) multiply_step(t, q, sa, sb, acc);
     } else {
