@@ -83,9 +83,8 @@ struct GemmTeam {
 
   // acc += (rows of micro-tile t of sa) x (columns of micro-tile t of sb), one K step.
   KOKKOS_INLINE_FUNCTION void multiply(int t, const T* sa, const T* sb, T (&acc)[R][R]) const {
-    const int TK = tk();
-    constexpr int W = Pack<T>::W;
-    if (S > 0 && R == 1 && (S * int(sizeof(T))) % 16 == 0) {
+    if constexpr (S > 0 && R == 1 && (S * int(sizeof(T))) % 16 == 0) {
+      constexpr int W = Pack<T>::W;
       // Fixed textbook tile, unrolled. A warp's threads share one row of A (a broadcast), read
       // here W elements per 16-byte access: a quarter of the shared-memory instructions for A,
       // in a kernel whose speed is the rate of those instructions. (nvcc does this by itself
@@ -97,11 +96,11 @@ struct GemmTeam {
         TILEKIT_UNROLL
         for (int w = 0; w < W; ++w) acc[0][0] += x.v[w] * sb[(q0 + w) * S + c0];
       }
-    } else if (S > 0) {
+    } else if constexpr (S > 0) {
       TILEKIT_UNROLL
       for (int q = 0; q < S; ++q) multiply_step(t, q, sa, sb, acc);
     } else {
-      for (int q = 0; q < TK; ++q) multiply_step(t, q, sa, sb, acc);
+      for (int q = 0; q < tk(); ++q) multiply_step(t, q, sa, sb, acc);
     }
   }
   KOKKOS_INLINE_FUNCTION void multiply_step(int t, int q, const T* sa, const T* sb, T (&acc)[R][R]) const {
