@@ -11,7 +11,13 @@ namespace {
 
 std::string kib(std::size_t b) { return fmt::format("{} KiB", b / 1024); }
 
+// CUDA encodes 1000 * major + 10 * minor (13000 = 13.0); HIP major * 10^7 + minor * 10^5 +
+// patch (50221153 = 5.2.21153), for the runtime and the driver alike.
+#if defined(__HIPCC__)
+std::string version_str(int v) { return fmt::format("{}.{}.{}", v / 10000000, (v / 100000) % 100, v % 100000); }
+#else
 std::string version_str(int v) { return fmt::format("{}.{}", v / 1000, (v % 1000) / 10); }
+#endif
 
 }  // namespace
 
