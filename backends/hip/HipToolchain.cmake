@@ -57,14 +57,11 @@ function(tilekit_find_hip found_var reason_var)
   endif()
 
   # The probe: a kernel compiled for every target, linked into a program by the C++ compiler.
-  # It runs once per (hipcc, targets, C++ compiler) and is remembered in the cache.
+  # A success is remembered in the cache per (hipcc, targets, C++ compiler, runtime, flags); a
+  # failure is probed again at the next configure, so installing what was missing suffices.
   set(key "${TILEKIT_HIPCC}|${TILEKIT_HIP_ARCHITECTURES}|${CMAKE_CXX_COMPILER}|${TILEKIT_AMDHIP64_LIBRARY}|${TILEKIT_HIP_FLAGS}")
-  if(DEFINED CACHE{TILEKIT_HIP_PROBE_KEY} AND TILEKIT_HIP_PROBE_KEY STREQUAL key)
-    if(TILEKIT_HIP_PROBE_OK)
-      set(${found_var} TRUE PARENT_SCOPE)
-    else()
-      set(${reason_var} "${TILEKIT_HIP_PROBE_ERROR}" PARENT_SCOPE)
-    endif()
+  if(TILEKIT_HIP_PROBE_OK AND "${TILEKIT_HIP_PROBE_KEY}" STREQUAL key)
+    set(${found_var} TRUE PARENT_SCOPE)
     return()
   endif()
 
@@ -101,20 +98,25 @@ int main(int argc, char**) { return argc > 99 ? tilekit_probe_launch(nullptr, nu
   set(error "")
   if(NOT rc EQUAL 0)
     string(STRIP "${out}" out)
-    set(error "hipcc cannot compile a trivial kernel for ${TILEKIT_HIP_ARCHITECTURES}: ${out}")
+    if(out STREQUAL "")
+      set(out "${rc}")  # the command did not run at all: rc holds the reason
+    endif()
+    set(error "${TILEKIT_HIPCC} cannot compile a trivial kernel for ${TILEKIT_HIP_ARCHITECTURES}: ${out}")
   else()
     execute_process(
       COMMAND ${CMAKE_CXX_COMPILER} ${dir}/main.cpp ${dir}/probe.o ${TILEKIT_AMDHIP64_LIBRARY} -o ${dir}/probe
       RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE out)
     if(NOT rc EQUAL 0)
       string(STRIP "${out}" out)
+      if(out STREQUAL "")
+        set(out "${rc}")
+      endif()
       set(error "a hipcc object does not link with ${CMAKE_CXX_COMPILER} and ${TILEKIT_AMDHIP64_LIBRARY}: ${out}")
     endif()
   endif()
   set(TILEKIT_HIP_PROBE_KEY "${key}" CACHE INTERNAL "")
   if(error)
     set(TILEKIT_HIP_PROBE_OK FALSE CACHE INTERNAL "")
-    set(TILEKIT_HIP_PROBE_ERROR "${error}" CACHE INTERNAL "")
     set(${reason_var} "${error}" PARENT_SCOPE)
     return()
   endif()
