@@ -17,21 +17,27 @@ const void* tiled_kernel(int r) {
   }
 }
 
-template <class T>
+template <class T, bool kVec>
 const void* optimized_kernel(int r) {
   constexpr int kRows = kConvRowsPerThread;
   static_assert(kConvUnrolledMaxFilter == 15, "update the list below");
   switch (r) {
-    case 1: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 1, kRows>);
-    case 3: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 3, kRows>);
-    case 5: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 5, kRows>);
-    case 7: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 7, kRows>);
-    case 9: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 9, kRows>);
-    case 11: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 11, kRows>);
-    case 13: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 13, kRows>);
-    case 15: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 15, kRows>);
+    case 1: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 1, kRows, kVec>);
+    case 3: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 3, kRows, kVec>);
+    case 5: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 5, kRows, kVec>);
+    case 7: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 7, kRows, kVec>);
+    case 9: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 9, kRows, kVec>);
+    case 11: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 11, kRows, kVec>);
+    case 13: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 13, kRows, kVec>);
+    case 15: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 15, kRows, kVec>);
     default: return tiled_kernel<T>(r);  // R > 15: no unrolled kernel (the plan says so)
   }
+}
+
+template <class T>
+bool vectorizable(const Conv2dParams<T>& c) {
+  constexpr int w = 16 / sizeof(T);
+  return aligned16(c.in) && c.ld_in % w == 0 && c.w % w == 0;
 }
 
 template <class T>
@@ -57,7 +63,9 @@ void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& pl, gpuS
   copy_filter(a.filter, a.r, s);
   int tx = ceil_div(c.w, pl.tile.cols), ty = ceil_div(c.h, pl.tile.rows), tile_rows = pl.tile.rows;
   void* args[] = {&c, &tile_rows, &tx};
-  const void* k = v == Variant::tiled ? tiled_kernel<T>(c.r) : optimized_kernel<T>(c.r);
+  const void* k = v == Variant::tiled  ? tiled_kernel<T>(c.r)
+                  : vectorizable(c)     ? optimized_kernel<T, true>(c.r)
+                                        : optimized_kernel<T, false>(c.r);
   launch_kernel(k, pl, tx * ty, args, s, v == Variant::tiled ? "conv2d_tiled_kernel" : "conv2d_optimized_kernel");
 }
 
@@ -68,7 +76,7 @@ const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan&) {
       return f ? reinterpret_cast<const void*>(&conv2d_naive_kernel<float>)
                : reinterpret_cast<const void*>(&conv2d_naive_kernel<double>);
     case Variant::tiled: return f ? tiled_kernel<float>(r) : tiled_kernel<double>(r);
-    case Variant::optimized: return f ? optimized_kernel<float>(r) : optimized_kernel<double>(r);
+    case Variant::optimized: return f ? optimized_kernel<float, true>(r) : optimized_kernel<double, true>(r);
   }
   return nullptr;
 }

@@ -43,40 +43,37 @@ __global__ void conv2d_naive_kernel(Conv2dParams<T> c, int tiles_x) {
   c.out[i * c.ld_out + j] = acc;
 }
 
-// Load phase shared by the tiled and optimized kernels: the (tr + R - 1) x (tc + R - 1) input
-// window of the output tile at (i0, j0), zero outside the image. The window is walked as one
-// flat range so every lane of every warp has work (its rows are not a multiple of the warp),
-// and each thread issues kBatch independent loads before storing any: one load at a time per
-// thread leaves far too few bytes in flight to cover DRAM latency.
+// Load phase of the tiled kernel: the (tr + R - 1) x (tc + R - 1) input window of the output
+// tile at (i0, j0), zero outside the image. Threads take columns (x, so a warp reads along a
+// row) and step down the rows four at a time, issuing the four loads before any store: one
+// load in flight per thread is far too little to cover DRAM latency. Per element this is a
+// handful of integer instructions (a flat index with a division per element cost ~30).
 template <class T>
 __device__ __forceinline__ void conv2d_load_tile(const Conv2dParams<T>& c, T* tile, int r, int tr, int tc, int i0,
                                                  int j0) {
-  constexpr int kBatch = 8;
-  const int half = r / 2, sw = tc + r - 1, n = (tr + r - 1) * sw;
-  const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
-  // (y, x) of element q = tid + i * nthreads, stepped without a division per element.
-  const int dy = nthreads / sw, dx = nthreads - dy * sw;
-  int q = tid, y = tid / sw, x = tid - y * sw;
-  while (q < n) {
-    T v[kBatch];
-    int at[kBatch];
+  const int half = r / 2, sw = tc + r - 1, sh = tr + r - 1, by = blockDim.y;
+  for (int x = threadIdx.x; x < sw; x += blockDim.x) {
+    const int gx = j0 + x - half;
+    const bool col_in = unsigned(gx) < unsigned(c.w);
+    int y = threadIdx.y;
+    for (; y + 3 * by < sh; y += 4 * by) {
+      T v[4];
 #pragma unroll
-    for (int i = 0; i < kBatch; ++i) {
-      const int gy = i0 + y - half, gx = j0 + x - half;
-      at[i] = q < n ? q : -1;
-      v[i] = (q < n && gy >= 0 && gy < c.h && gx >= 0 && gx < c.w) ? c.in[gy * c.ld_in + gx] : T(0);
-      q += nthreads;
-      y += dy;
-      x += dx;
-      if (x >= sw) x -= sw, ++y;
+      for (int k = 0; k < 4; ++k) {
+        const int gy = i0 + y + k * by - half;
+        v[k] = col_in && unsigned(gy) < unsigned(c.h) ? c.in[gy * c.ld_in + gx] : T(0);
+      }
+#pragma unroll
+      for (int k = 0; k < 4; ++k) tile[(y + k * by) * sw + x] = v[k];
     }
-#pragma unroll
-    for (int i = 0; i < kBatch; ++i)
-      if (at[i] >= 0) tile[at[i]] = v[i];
+    for (; y < sh; y += by) {
+      const int gy = i0 + y - half;
+      tile[y * sw + x] = col_in && unsigned(gy) < unsigned(c.h) ? c.in[gy * c.ld_in + gx] : T(0);
+    }
   }
 }
 
-// Block: tile cols x (rows / outputs per thread) threads. kR > 0: R fixed at compile time.
+// Block: tile cols x (some rows) threads. kR > 0: R fixed at compile time.
 template <class T, int kR>
 __global__ void conv2d_tiled_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
   extern __shared__ __align__(16) unsigned char conv2d_smem[];
@@ -105,28 +102,66 @@ __global__ void conv2d_tiled_kernel(Conv2dParams<T> c, int tile_rows, int tiles_
   }
 }
 
-// Block: tile cols x (tile rows / ROWS) threads; thread (tx, ty) owns the ROWS outputs of
-// column tx from row ty * ROWS. For each filter column it walks the ROWS + R - 1 input values
-// below it once, adding each into every output whose window contains it.
-template <class T, int R, int ROWS>
+// The optimized kernel's tile is kConvOptimizedCols wide (compile time, with R: every shared
+// address below is a register plus an immediate). Its shared rows hold the tile plus P
+// columns each side, P = the halo rounded up to whole 16-byte vectors, so the window is loaded
+// with aligned vector loads; the window of output column tx starts at column tx + P - R/2.
+// Block: kConvOptimizedCols x (tile rows / ROWS) threads; thread (tx, ty) owns the ROWS
+// outputs of column tx from row ty * ROWS. For each filter column it walks the ROWS + R - 1
+// input values below it once, adding each into every output whose window contains it.
+// kVec: the image allows 16-byte loads (aligned, ld and w multiples of the vector width).
+template <class T, int R, int ROWS, bool kVec>
 __global__ TILEKIT_LAUNCH_BOUNDS(1024) void conv2d_optimized_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
+  using V = Vec16<T>;
+  using VT = typename V::type;
+  constexpr int W = V::n, TC = kConvOptimizedCols, HALF = R / 2;
+  constexpr int P = conv2d_optimized_pad(R, int(sizeof(T))), SW = TC + 2 * P, NV = SW / W;
   extern __shared__ __align__(16) unsigned char conv2d_smem[];
   T* tile = reinterpret_cast<T*>(conv2d_smem);
-  const int tr = tile_rows, tc = blockDim.x, sw = tc + R - 1;
+  const int tr = tile_rows, sh = tr + R - 1;
   const BlockXY b = block_xy(tiles_x);
-  const int i0 = b.y * tr, j0 = b.x * tc;
-  conv2d_load_tile(c, tile, R, tr, tc, i0, j0);
+  const int i0 = b.y * tr, j0 = b.x * TC;
+  const int tid = threadIdx.y * TC + threadIdx.x, nt = TC * blockDim.y, n = sh * NV;
+
+  // Load: sh rows of NV vectors, a flat index whose division by the compile-time NV is a
+  // multiply and shift; four vectors per thread in flight before the first store. With P a
+  // whole number of vectors and w a multiple of W, a vector is wholly inside or outside.
+  constexpr int kBatch = 4;
+  for (int q0 = tid; q0 < n; q0 += kBatch * nt) {
+    VT v[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int q = q0 + k * nt, y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * W;
+      T e[W];
+      if constexpr (kVec) {
+        if (q < n && unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w))
+          V::unpack(*reinterpret_cast<const VT*>(c.in + gy * c.ld_in + gx), e);
+        else
+          for (int u = 0; u < W; ++u) e[u] = T(0);
+      } else {
+#pragma unroll
+        for (int u = 0; u < W; ++u)
+          e[u] = q < n && unsigned(gy) < unsigned(c.h) && unsigned(gx + u) < unsigned(c.w) ? c.in[gy * c.ld_in + gx + u]
+                                                                                         : T(0);
+      }
+      v[k] = V::pack(e);
+    }
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k)
+      if (q0 + k * nt < n) reinterpret_cast<VT*>(tile)[q0 + k * nt] = v[k];
+  }
   __syncthreads();
+
   const int tx = threadIdx.x, r0 = threadIdx.y * ROWS, j = j0 + tx;
   T acc[ROWS];
 #pragma unroll
   for (int o = 0; o < ROWS; ++o) acc[o] = T(0);
-  const T* col = tile + r0 * sw + tx;
+  const T* col = tile + r0 * SW + tx + (P - HALF);
 #pragma unroll
   for (int fj = 0; fj < R; ++fj) {
 #pragma unroll
     for (int y = 0; y < ROWS + R - 1; ++y) {
-      const T v = col[y * sw + fj];
+      const T v = col[y * SW + fj];
 #pragma unroll
       for (int o = 0; o < ROWS; ++o) {
         const int fi = y - o;  // compile-time after unrolling: the branch disappears

@@ -20,7 +20,7 @@ int regs_of(Op op, Variant v, DType t, const TileConfig& tile) {
     case Op::gemm:
       if (v == Variant::naive) return 32;
       if (v == Variant::tiled) return 32;  // capped by its launch bounds (two 1024-thread blocks per SM)
-      if (tile.rows == 128 && tile.cols == 128) return f64 ? 234 : 128;
+      if (tile.rows == 128 && tile.cols == 128) return f64 ? 234 : 128;  // (16 deep: 128 + spills)
       if (tile.rows == 128) return f64 ? 138 : 95;
       return f64 ? 80 : 77;
     case Op::transpose:
@@ -153,7 +153,7 @@ std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t) {
     return {{128, 128, 8}, {128, 64, 8}, {64, 64, 8}};
   }
   if (op == Op::transpose) return {{32, 32, 0}, {64, 64, 0}, {32, 64, 0}, {64, 32, 0}};
-  return {};
+  return {{64, kConvOptimizedCols, 0}, {128, kConvOptimizedCols, 0}, {32, kConvOptimizedCols, 0}};
 }
 
 LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const TileConfig& req) {
@@ -196,9 +196,11 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         if (t.is_auto()) {
           // The big tile gives each thread 8x8 outputs (most reuse per shared-memory load);
           // fall back to the small one when the big tile would leave SMs without a block.
-          // (double keeps 64x64: its 8x8 version needs ~234 registers, one block per SM.)
+          // 16 deep: half the barriers of 8 (measured 83% vs 76% of cuBLAS at 4096; ptxas spills
+          // ~64 bytes of it to L1, NOTES.md). Double keeps 64x64: its 8x8 version needs ~234
+          // registers, one block per SM.
           const index_t big_blocks = ((p.m + 127) / 128) * ((p.n + 127) / 128);
-          t = !f64 && big_blocks >= d.sm_count ? TileConfig{128, 128, 8} : TileConfig{64, 64, 8};
+          t = !f64 && big_blocks >= d.sm_count ? TileConfig{128, 128, 16} : TileConfig{64, 64, 8};
         }
         check_tile_fits(p, t, optin_limit(d), where(d));
         check_compiled(p.op, v, p.dtype, t);
@@ -248,21 +250,39 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         pl.kernel = "conv2d_naive<" + dt + ">";
       } else {
         const bool opt = v == Variant::optimized;
+        const bool unrolled = p.k <= kConvUnrolledMaxFilter;
         TileConfig t = req;
-        if (t.is_auto()) t = opt ? TileConfig{64, 32, 0} : TileConfig{32, 32, 0};
+        if (t.is_auto() && opt) t = TileConfig{64, kConvOptimizedCols, 0};
+        if (t.is_auto()) {
+          // The largest square tile whose window fits the default shared memory: bigger tiles
+          // re-read less halo and give each thread more rows.
+          t = TileConfig{64, 64, 0};
+          while (t.rows > 8 && tile_scratch_bytes(p, t) > d.smem_per_block) t = TileConfig{t.rows / 2, t.cols / 2, 0};
+        }
         const int per = opt ? kConvRowsPerThread : 1;
         check_tile_fits(p, t, optin_limit(d), where(d));
-        if (opt && t.rows % per != 0)
-          throw Error("conv2d optimized tile " + t.str() + ": rows must be a multiple of " + std::to_string(per) +
+        if (opt && (t.rows % per != 0 || t.cols != kConvOptimizedCols))
+          throw Error("conv2d optimized tile " + t.str() + ": the kernel is compiled for " +
+                      std::to_string(kConvOptimizedCols) + " columns and rows a multiple of " + std::to_string(per) +
                       " (each thread computes " + std::to_string(per) + " rows)");
+        // The tiled kernel: about 256 threads, one per column, looping down the rows.
         const int by = opt ? t.rows / per : std::max(1, std::min(t.rows, std::max(1, 256 / t.cols)));
         check_threads(d, p, t, t.cols * by, "one per column of the tile");
         pl.tile = t;
         pl.block_x = t.cols;
         pl.block_y = by;
-        pl.dynamic_smem_bytes = pl.smem_bytes = tile_scratch_bytes(p, t);
+        if (opt && unrolled) {
+          const int pad = conv2d_optimized_pad(int(p.k), int(e));
+          pl.smem_bytes = std::size_t(t.rows + p.k - 1) * std::size_t(t.cols + 2 * pad) * e;
+          if (pl.smem_bytes > optin_limit(d))
+            throw Error("conv2d optimized tile " + t.str() + " needs " + std::to_string(pl.smem_bytes) +
+                        " bytes of scratch (with its vector padding), but " + where(d) + " offers " +
+                        std::to_string(optin_limit(d)) + " bytes");
+        } else {
+          pl.smem_bytes = tile_scratch_bytes(p, t);
+        }
+        pl.dynamic_smem_bytes = pl.smem_bytes;
         pl.outputs_per_thread = (t.rows + by - 1) / by;
-        const bool unrolled = p.k <= kConvUnrolledMaxFilter;
         if (opt && unrolled)
           pl.kernel = "conv2d_optimized<" + dt + ", R=" + std::to_string(p.k) + " unrolled, " + std::to_string(per) +
                       " rows per thread>";

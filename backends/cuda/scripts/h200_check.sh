@@ -75,6 +75,16 @@ if has ncu; then
   prof conv-opt conv2d_optimized $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --reps 1
   prof gemm-opt gemm_optimized $T gemm --backend cuda --variant optimized --size 4096 --tile 128,128,8 --reps 1
 fi
+if has perf4; then
+  {
+    $T conv2d --backend cuda --peer --size 8192 --k 5
+    for r in 1 5; do for t in 64,64 32,32 32,128; do $T conv2d --backend cuda --variant tiled --size 8192 --k $r --tile $t; done; done
+    for r in 1 3 5 9 15; do $T conv2d --backend cuda --variant optimized --size 8192 --k $r; done
+    for t in 128,32 32,32; do $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --tile $t; done
+    for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 8192 --k 5 --dtype double; done
+    $T gemm --backend cuda --variant optimized --size 4096 --reps 10
+  } 2>&1 | sed 's/ (runtime.s calculator)//' | tee "$out/perf4.txt"
+fi
 if has diag; then
   obj=$(find $B -name 'conv2d.cu.o' | head -1)
   cuobjdump -sass "$obj" | c++filt >"$out/sass-conv2d.txt" 2>&1
