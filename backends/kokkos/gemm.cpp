@@ -155,6 +155,20 @@ struct GemmTeam {
       team.team_barrier();  // the tiles are complete before anyone reads them
       if (Persistent) {
         if (team.team_rank() < TX * TY) multiply(team.team_rank(), sa, sb, acc);
+      } else if (!exec_on_gpu()) {
+        // Host spaces, where a team is one thread or a few: rows of the tile over the team and,
+        // within a row, the i-q-j order of a CPU blocked loop, whose unit-stride updates of the
+        // accumulator row the compiler vectorizes; the vector unit is the coarsening here. (The
+        // GPU order above walks B down a column; 8-row register blocks in i-q-j order measured
+        // slower on the CI machine than this.)
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, TM), [&](const int r) {
+          T* acc_row = sacc + r * TN;
+          for (int q = 0; q < TK; ++q) {
+            const T av = sa[r * TK + q];
+            const T* brow = sb + q * TN;
+            for (int c = 0; c < TN; ++c) acc_row[c] += av * brow[c];
+          }
+        });
       } else {
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, TX * TY), [&](const int t) {
           T part[R][R];
