@@ -115,7 +115,7 @@ __global__ TILEKIT_LAUNCH_BOUNDS(1024) void conv2d_optimized_kernel(Conv2dParams
   using V = Vec16<T>;
   using VT = typename V::type;
   constexpr int W = V::n, TC = kConvOptimizedCols, HALF = R / 2;
-  constexpr int P = conv2d_optimized_pad(R, int(sizeof(T))), SW = TC + 2 * P, NV = SW / W;
+  constexpr int P = (HALF + W - 1) / W * W, SW = TC + 2 * P, NV = SW / W;  // = conv2d_optimized_pad()
   extern __shared__ __align__(16) unsigned char conv2d_smem[];
   T* tile = reinterpret_cast<T*>(conv2d_smem);
   const int tr = tile_rows, sh = tr + R - 1;

@@ -75,6 +75,13 @@ if has ncu; then
   prof conv-opt conv2d_optimized $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --reps 1
   prof gemm-opt gemm_optimized $T gemm --backend cuda --variant optimized --size 4096 --tile 128,128,8 --reps 1
 fi
+if has compare; then
+  for n in 4096 8192; do
+    $B/tilekit compare gemm transpose conv2d --backends cuda --size $n --json "$out/h200-compare-$n.json" \
+      >"$out/h200-compare-$n.txt" 2>"$out/h200-compare-$n.err"
+    echo "compare $n rc=$?"; cat "$out/h200-compare-$n.txt"
+  done
+fi
 if has perf4; then
   {
     $T conv2d --backend cuda --peer --size 8192 --k 5
@@ -113,15 +120,31 @@ if has odd; then
   } 2>&1 | grep -E "NOT VERIFIED|error|verified" | sed -E 's/: [0-9.]+ ms.*(verified|NOT VERIFIED).*/: \1/' | tee "$out/odd.txt" | grep -cv "NOT" ; grep -E "NOT|error" "$out/odd.txt"
 fi
 if has sanitize; then
-  for tool in memcheck racecheck synccheck initcheck; do
-    for d in float double; do
+  # Every tiled and optimized kernel under the four compute-sanitizer tools, on shapes that are
+  # no multiple of any tile: odd ones (element-wise paths) and multiples of 4 (16-byte vector
+  # paths with partial tiles), plus a conv filter past the unrolled sizes. Four at a time.
+  mkdir -p "$out/san"
+  {
+    for tool in memcheck racecheck synccheck initcheck; do
       for v in tiled optimized; do
-        for cmd in "gemm --m 67 --n 45 --k 33" "transpose --m 67 --n 45" "conv2d --m 67 --n 45 --k 5" "gemm --m 64 --n 128 --k 32"; do
-          echo "== compute-sanitizer --tool $tool tilekit run $cmd --backend cuda --variant $v --dtype $d --reps 1"
-          timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $B/tilekit run $cmd --backend cuda --variant $v --dtype $d --reps 1 2>&1 | tail -3
+        for d in float double; do
+          for cmd in "gemm --m 67 --n 45 --k 33" "gemm --m 68 --n 44 --k 36" "transpose --m 67 --n 45" \
+                     "transpose --m 68 --n 44" "conv2d --m 67 --n 45 --k 5" "conv2d --m 67 --n 44 --k 5" "conv2d --m 37 --n 44 --k 17"; do
+            echo "$tool|$B/tilekit run $cmd --backend cuda --variant $v --dtype $d --reps 1"
+          done
         done
       done
     done
-  done >"$out/sanitize.log" 2>&1
-  echo "sanitizer summaries:"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitize.log" | sort | uniq -c
+  } >"$out/san/list"
+  i=0
+  while IFS='|' read -r tool cmd; do
+    i=$((i + 1))
+    printf '%s\0' "echo '== compute-sanitizer --tool $tool $cmd'; timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 $cmd 2>&1 | tail -4; echo \"exit=\${PIPESTATUS[0]}\"" >"$out/san/cmd.$(printf %03d $i)"
+  done <"$out/san/list"
+  ls "$out"/san/cmd.* | xargs -P 4 -I{} sh -c 'bash -c "$(cat {})" >{}.log 2>&1'
+  cat "$out"/san/cmd.*.log >"$out/sanitize.log"
+  rm -rf "$out/san"
+  echo "sanitizer runs: $(grep -c '^== ' "$out/sanitize.log")"
+  grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$out/sanitize.log" | sort | uniq -c
+  grep -E "^exit=" "$out/sanitize.log" | sort | uniq -c
 fi
