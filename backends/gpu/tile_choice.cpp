@@ -28,7 +28,7 @@ int regs_of(Op op, Variant v, DType t, const TileConfig& tile) {
       if (v == Variant::tiled) return 31;
       return f64 ? 40 : 32;
     case Op::conv2d:
-      if (v == Variant::optimized) return f64 ? 62 : 50;
+      if (v == Variant::optimized) return f64 ? 88 : 48;
       return v == Variant::tiled ? (f64 ? 46 : 32) : 32;
   }
   return 32;
@@ -153,7 +153,7 @@ std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t) {
     return {{128, 128, 8}, {128, 64, 8}, {64, 64, 8}};
   }
   if (op == Op::transpose) return {{32, 32, 0}, {64, 64, 0}, {32, 64, 0}, {64, 32, 0}};
-  return {{64, kConvOptimizedCols, 0}, {128, kConvOptimizedCols, 0}, {32, kConvOptimizedCols, 0}};
+  return {{kConvOptimizedRows, kConvOptimizedCols, 0}};
 }
 
 LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const TileConfig& req) {
@@ -252,7 +252,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         const bool opt = v == Variant::optimized;
         const bool unrolled = p.k <= kConvUnrolledMaxFilter;
         TileConfig t = req;
-        if (t.is_auto() && opt) t = TileConfig{64, kConvOptimizedCols, 0};
+        if (t.is_auto() && opt) t = TileConfig{kConvOptimizedRows, kConvOptimizedCols, 0};
         if (t.is_auto()) {
           // The largest square tile whose window fits the default shared memory: bigger tiles
           // re-read less halo and give each thread more rows.
@@ -261,10 +261,12 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         }
         const int per = opt ? kConvRowsPerThread : 1;
         check_tile_fits(p, t, optin_limit(d), where(d));
-        if (opt && (t.rows % per != 0 || t.cols != kConvOptimizedCols))
+        if (opt && unrolled && (t.rows != kConvOptimizedRows || t.cols != kConvOptimizedCols))
           throw Error("conv2d optimized tile " + t.str() + ": the kernel is compiled for " +
-                      std::to_string(kConvOptimizedCols) + " columns and rows a multiple of " + std::to_string(per) +
-                      " (each thread computes " + std::to_string(per) + " rows)");
+                      TileConfig{kConvOptimizedRows, kConvOptimizedCols, 0}.str() + " (each thread computes " +
+                      std::to_string(per) + " rows of one column)");
+        if (opt && !unrolled && t.rows % per != 0)
+          throw Error("conv2d optimized tile " + t.str() + ": rows must be a multiple of " + std::to_string(per));
         // The tiled kernel: about 256 threads, one per column, looping down the rows.
         const int by = opt ? t.rows / per : std::max(1, std::min(t.rows, std::max(1, 256 / t.cols)));
         check_threads(d, p, t, t.cols * by, "one per column of the tile");
@@ -272,8 +274,9 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         pl.block_x = t.cols;
         pl.block_y = by;
         if (opt && unrolled) {
+          // Two windows: the next tile's is stored while this one's is computed on.
           const int pad = conv2d_optimized_pad(int(p.k), int(e));
-          pl.smem_bytes = std::size_t(t.rows + p.k - 1) * std::size_t(t.cols + 2 * pad) * e;
+          pl.smem_bytes = 2 * std::size_t(t.rows + p.k - 1) * std::size_t(t.cols + 2 * pad) * e;
           if (pl.smem_bytes > optin_limit(d))
             throw Error("conv2d optimized tile " + t.str() + " needs " + std::to_string(pl.smem_bytes) +
                         " bytes of scratch (with its vector padding), but " + where(d) + " offers " +
@@ -283,14 +286,18 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         }
         pl.dynamic_smem_bytes = pl.smem_bytes;
         pl.outputs_per_thread = (t.rows + by - 1) / by;
+        if (!opt && t.rows % kConvTiledRowsPerThread == 0) pl.outputs_per_thread = t.rows / by;
         if (opt && unrolled)
           pl.kernel = "conv2d_optimized<" + dt + ", R=" + std::to_string(p.k) + " unrolled, " + std::to_string(per) +
-                      " rows per thread>";
+                      " rows per thread, persistent, double-buffered>";
         else if (opt)
           pl.kernel = "conv2d_tiled<" + dt + "> (R > " + std::to_string(kConvUnrolledMaxFilter) +
                       " has no unrolled kernel)";
         else
           pl.kernel = "conv2d_tiled<" + dt + (p.k <= 9 ? ", R=" + std::to_string(p.k) + " unrolled" : std::string()) +
+                      (p.k <= 9 && t.rows % kConvTiledRowsPerThread == 0
+                           ? ", " + std::to_string(kConvTiledRowsPerThread) + " rows per thread"
+                           : std::string()) +
                       ">";
       }
       break;

@@ -82,6 +82,16 @@ if has compare; then
     echo "compare $n rc=$?"; cat "$out/h200-compare-$n.txt"
   done
 fi
+if has perf5; then
+  {
+    $T conv2d --backend cuda --peer --size 8192 --k 5
+    for r in 1 3 5 9; do $T conv2d --backend cuda --variant tiled --size 8192 --k $r; done
+    $T conv2d --backend cuda --variant tiled --size 8192 --k 5 --tile 32,128
+    for r in 1 3 5 9 15; do $T conv2d --backend cuda --variant optimized --size 8192 --k $r; done
+    for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 8192 --k 5 --dtype double; done
+    for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 4096 --k 5; done
+  } 2>&1 | sed 's/ (runtime.s calculator)//' | tee "$out/perf5.txt"
+fi
 if has perf4; then
   {
     $T conv2d --backend cuda --peer --size 8192 --k 5
@@ -126,16 +136,19 @@ if has sanitize; then
   mkdir -p "$out/san"
   {
     for tool in memcheck racecheck synccheck initcheck; do
-      for v in tiled optimized; do
-        for d in float double; do
-          for cmd in "gemm --m 67 --n 45 --k 33" "gemm --m 68 --n 44 --k 36" "transpose --m 67 --n 45" \
-                     "transpose --m 68 --n 44" "conv2d --m 67 --n 45 --k 5" "conv2d --m 67 --n 44 --k 5" "conv2d --m 37 --n 44 --k 17"; do
-            echo "$tool|$B/tilekit run $cmd --backend cuda --variant $v --dtype $d --reps 1"
-          done
+      for d in float double; do
+        for vc in "tiled|gemm --m 67 --n 45 --k 33" "tiled|gemm --m 68 --n 44 --k 36" "tiled|gemm --m 67 --n 45 --k 33 --tile 32,16,24" \
+                  "optimized|gemm --m 67 --n 45 --k 33" "optimized|gemm --m 68 --n 44 --k 36" \
+                  "optimized|gemm --m 131 --n 260 --k 37 --tile 128,128,8" "optimized|gemm --m 260 --n 132 --k 40 --tile 128,64,8" \
+                  "tiled|transpose --m 67 --n 45" "tiled|transpose --m 68 --n 44" \
+                  "optimized|transpose --m 67 --n 45" "optimized|transpose --m 68 --n 44" "optimized|transpose --m 100 --n 72 --tile 32,64" \
+                  "tiled|conv2d --m 67 --n 45 --k 5" "tiled|conv2d --m 67 --n 44 --k 5 --tile 30,32" "tiled|conv2d --m 37 --n 44 --k 17" \
+                  "optimized|conv2d --m 67 --n 45 --k 5" "optimized|conv2d --m 131 --n 68 --k 5" "optimized|conv2d --m 37 --n 44 --k 17"; do
+          echo "$tool|$B/tilekit run ${vc#*|} --backend cuda --variant ${vc%%|*} --dtype $d --reps 1"
         done
       done
     done
-  } >"$out/san/list"
+    } >"$out/san/list"
   i=0
   while IFS='|' read -r tool cmd; do
     i=$((i + 1))
