@@ -39,6 +39,7 @@ class OpenmpBackend final : public host::HostBackend {
 
   TileConfig resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const override {
     if (v == Variant::naive) return {};
+    if (v == Variant::tiled && p.op == Op::transpose && requested.is_auto()) return transpose_tiled_tile(info_, p.dtype);
     if (v == Variant::optimized && requested.is_auto()) {
       switch (p.op) {
         case Op::gemm: return gemm_optimized_tile(info_, p.dtype);

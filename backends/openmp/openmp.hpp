@@ -26,6 +26,8 @@ template <class T> void gemm_naive(const GemmArgs<T>& g);
 template <class T> void gemm_tiled(const GemmArgs<T>& g, const TileConfig& t);
 template <class T> void transpose_naive(const TransposeArgs<T>& a);
 template <class T> void transpose_tiled(const TransposeArgs<T>& a, const TileConfig& t);
+// The tiled transpose's automatic tile: tall and 8 columns wide (see tiled.cpp for why).
+TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t);
 template <class T> void conv2d_naive(const Conv2dArgs<T>& a);
 template <class T> void conv2d_tiled(const Conv2dArgs<T>& a, const TileConfig& t);
 
