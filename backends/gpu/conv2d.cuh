@@ -132,101 +132,80 @@ __global__ void conv2d_tiled_kernel(Conv2dParams<T> c, int tile_rows, int tiles_
   }
 }
 
-// The optimized kernel's tile is kConvOptimizedRows x kConvOptimizedCols (compile time, with
-// R: every shared address below is a register plus an immediate). Its shared rows hold the
-// tile plus P columns each side, P = the halo rounded up to whole 16-byte vectors, so the
-// window is loaded with aligned vector loads; the window of output column tx starts at
-// column tx + P - R/2. Block: kConvOptimizedCols x (rows / ROWS) threads; thread (tx, ty)
-// owns the ROWS outputs of column tx from row ty * ROWS. For each filter column it walks the
-// ROWS + R - 1 input values below it once, adding each into every output whose window
-// contains it.
-// The blocks are persistent (as many as are resident at once, each taking every gridDim.x-th
-// tile) and keep two windows in shared memory: the next tile's loads are in flight while this
-// tile is computed, where one tile per block would leave the SM's blocks loading in lockstep,
-// then computing in lockstep.
+// The optimized kernel's tile is kConvOptimizedCols wide (compile time, with R: every shared
+// address below is a register plus an immediate). Its shared rows hold the tile plus P
+// columns each side, P = the halo rounded up to whole 16-byte vectors, so the window is loaded
+// with aligned vector loads; the window of output column tx starts at column tx + P - R/2.
+// Block: kConvOptimizedCols x (tile rows / ROWS) threads; thread (tx, ty) owns the ROWS
+// outputs of column tx from row ty * ROWS. For each filter column it walks the ROWS + R - 1
+// input values below it once, adding each into every output whose window contains it.
 // kVec: the image allows 16-byte loads (aligned, ld and w multiples of the vector width).
-template <class T, int R, bool kVec>
-__global__ TILEKIT_LAUNCH_BOUNDS(kConvOptimizedCols * kConvOptimizedRows / kConvRowsPerThread) void
-conv2d_optimized_kernel(Conv2dParams<T> c, int tiles_x, int tiles) {
+// (A persistent version, each block walking tiles with the next tile's window loading into a
+// second buffer during compute, measured slower on the H200: 72% of memcpy at R = 5 against
+// 75%, its extra registers costing resident blocks. NOTES.md.)
+template <class T, int R, int ROWS, bool kVec>
+__global__ TILEKIT_LAUNCH_BOUNDS(1024) void conv2d_optimized_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
   using V = Vec16<T>;
   using VT = typename V::type;
-  constexpr int W = V::n, TC = kConvOptimizedCols, TR = kConvOptimizedRows, ROWS = kConvRowsPerThread;
-  constexpr int NT = TC * (TR / ROWS), HALF = R / 2, SH = TR + R - 1;
-  constexpr int P = (HALF + W - 1) / W * W, SW = TC + 2 * P, NV = SW / W;  // P = conv2d_optimized_pad()
-  constexpr int N = SH * NV, PER = (N + NT - 1) / NT;  // window vectors, per thread
+  constexpr int W = V::n, TC = kConvOptimizedCols, HALF = R / 2;
+  constexpr int P = (HALF + W - 1) / W * W, SW = TC + 2 * P, NV = SW / W;  // = conv2d_optimized_pad()
   extern __shared__ __align__(16) unsigned char conv2d_smem[];
-  T* windows = reinterpret_cast<T*>(conv2d_smem);  // two of SH x SW
-  const int tid = threadIdx.y * TC + threadIdx.x;
+  T* tile = reinterpret_cast<T*>(conv2d_smem);
+  const int tr = tile_rows, sh = tr + R - 1;
+  const BlockXY b = block_xy(tiles_x);
+  const int i0 = b.y * tr, j0 = b.x * TC;
+  const int tid = threadIdx.y * TC + threadIdx.x, nt = TC * blockDim.y, n = sh * NV;
 
-  VT v[PER];
-  // Global -> registers: the window of tile `t`, a flat index whose division by the
-  // compile-time NV is a multiply and shift. With P a whole number of vectors and w a multiple
-  // of W, a vector is wholly inside or wholly outside the image.
-  auto load = [&](int t) {
-    const int i0 = (t / tiles_x) * TR, j0 = (t % tiles_x) * TC;
+  // Load: sh rows of NV vectors, a flat index whose division by the compile-time NV is a
+  // multiply and shift; four vectors per thread in flight before the first store. With P a
+  // whole number of vectors and w a multiple of W, a vector is wholly inside or outside.
+  constexpr int kBatch = 4;
+  for (int q0 = tid; q0 < n; q0 += kBatch * nt) {
+    VT v[kBatch];
 #pragma unroll
-    for (int k = 0; k < PER; ++k) {
-      const int q = tid + k * NT, y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * W;
+    for (int k = 0; k < kBatch; ++k) {
+      const int q = q0 + k * nt, y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * W;
       T e[W];
       if constexpr (kVec) {
-        if ((N % NT == 0 || q < N) && unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w))
+        if (q < n && unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w))
           V::unpack(*reinterpret_cast<const VT*>(c.in + gy * c.ld_in + gx), e);
         else
           for (int u = 0; u < W; ++u) e[u] = T(0);
       } else {
 #pragma unroll
         for (int u = 0; u < W; ++u)
-          e[u] = (N % NT == 0 || q < N) && unsigned(gy) < unsigned(c.h) && unsigned(gx + u) < unsigned(c.w)
-                     ? c.in[gy * c.ld_in + gx + u]
-                     : T(0);
+          e[u] = q < n && unsigned(gy) < unsigned(c.h) && unsigned(gx + u) < unsigned(c.w) ? c.in[gy * c.ld_in + gx + u]
+                                                                                         : T(0);
       }
       v[k] = V::pack(e);
     }
-  };
-  auto store = [&](T* window) {
 #pragma unroll
-    for (int k = 0; k < PER; ++k)
-      if (N % NT == 0 || tid + k * NT < N) reinterpret_cast<VT*>(window)[tid + k * NT] = v[k];
-  };
-
-  int t = blockIdx.x;
-  if (t >= tiles) return;
-  load(t);
-  store(windows);
+    for (int k = 0; k < kBatch; ++k)
+      if (q0 + k * nt < n) reinterpret_cast<VT*>(tile)[q0 + k * nt] = v[k];
+  }
   __syncthreads();
-  for (int it = 0; t < tiles; ++it) {
-    const int next = t + gridDim.x;
-    const T* window = windows + (it & 1) * SH * SW;
-    if (next < tiles) load(next);  // in flight during the compute below
 
-    const int tx = threadIdx.x, r0 = threadIdx.y * ROWS;
-    const int i0 = (t / tiles_x) * TR, j = (t % tiles_x) * TC + tx;
-    T acc[ROWS];
+  const int tx = threadIdx.x, r0 = threadIdx.y * ROWS, j = j0 + tx;
+  T acc[ROWS];
 #pragma unroll
-    for (int o = 0; o < ROWS; ++o) acc[o] = T(0);
-    const T* col = window + r0 * SW + tx + (P - HALF);
+  for (int o = 0; o < ROWS; ++o) acc[o] = T(0);
+  const T* col = tile + r0 * SW + tx + (P - HALF);
 #pragma unroll
-    for (int fj = 0; fj < R; ++fj) {
+  for (int fj = 0; fj < R; ++fj) {
 #pragma unroll
-      for (int y = 0; y < ROWS + R - 1; ++y) {
-        const T x = col[y * SW + fj];
+    for (int y = 0; y < ROWS + R - 1; ++y) {
+      const T v = col[y * SW + fj];
 #pragma unroll
-        for (int o = 0; o < ROWS; ++o) {
-          const int fi = y - o;  // compile-time after unrolling: the branch disappears
-          if (fi >= 0 && fi < R) acc[o] += conv_filter<T>(fi * R + fj) * x;
-        }
+      for (int o = 0; o < ROWS; ++o) {
+        const int fi = y - o;  // compile-time after unrolling: the branch disappears
+        if (fi >= 0 && fi < R) acc[o] += conv_filter<T>(fi * R + fj) * v;
       }
     }
-    if (j < c.w) {
+  }
+  if (j < c.w) {
 #pragma unroll
-      for (int o = 0; o < ROWS; ++o)
-        if (i0 + r0 + o < c.h) c.out[(i0 + r0 + o) * c.ld_out + j] = acc[o];
-    }
-    // The other window was last read in the previous iteration, which every thread finished
-    // before the barrier that ended it.
-    if (next < tiles) store(windows + ((it + 1) & 1) * SH * SW);
-    __syncthreads();
-    t = next;
+    for (int o = 0; o < ROWS; ++o)
+      if (i0 + r0 + o < c.h) c.out[(i0 + r0 + o) * c.ld_out + j] = acc[o];
   }
 }
 

@@ -79,9 +79,9 @@ std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t);
 // conv2d: the optimized kernel is unrolled for filters up to this size; larger filters run
 // the tiled kernel's code path (the plan's kernel name says so).
 inline constexpr int kConvUnrolledMaxFilter = 15;
-// conv2d optimized: output rows each thread computes (its register window), the tile it is
-// compiled for, and the columns its shared rows carry each side of the tile (the halo R/2
-// rounded up to whole 16-byte vectors, so the input window loads as aligned vectors).
+// conv2d optimized: output rows each thread computes (its register window), its automatic
+// tile (the width is compiled in), and the columns its shared rows carry each side of the tile
+// (the halo R/2 rounded up to whole 16-byte vectors, so the window loads as aligned vectors).
 inline constexpr int kConvRowsPerThread = 8;
 inline constexpr int kConvOptimizedRows = 64, kConvOptimizedCols = 32;
 // conv2d tiled: output rows each thread computes down a column when the tile's rows allow.
