@@ -85,7 +85,7 @@ inline constexpr int kConvUnrolledMaxFilter = 15;
 inline constexpr int kConvRowsPerThread = 8;
 inline constexpr int kConvOptimizedRows = 64, kConvOptimizedCols = 32;
 // conv2d tiled: output rows each thread computes down a column when the tile's rows allow.
-inline constexpr int kConvTiledRowsPerThread = 4;
+inline constexpr int kConvTiledRowsPerThread = 8;
 constexpr int conv2d_optimized_pad(int r, int elem_bytes) {
   return (r / 2 + 16 / elem_bytes - 1) / (16 / elem_bytes) * (16 / elem_bytes);
 }
