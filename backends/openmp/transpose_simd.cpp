@@ -12,6 +12,7 @@
 #include <hwy/highway.h>
 #include <hwy/cache_control.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "simd.hpp"
@@ -88,21 +89,29 @@ void TransposeBlockT(const TransposeArgs<T>& a, index_t i0, index_t i1, index_t 
   const bool aligned = reinterpret_cast<std::uintptr_t>(a.out + j0 * a.ld_out + i0) % (L * sizeof(T)) == 0 &&
                        (a.ld_out * index_t(sizeof(T))) % (L * index_t(sizeof(T))) == 0;
   stream = stream && aligned;
+  // Squares are visited in groups that fill whole output lines (G elements of an output row):
+  // with vectors narrower than a line (AVX2 floats: 32 of 64 bytes), the squares holding the two
+  // halves of a line are stored back to back, so a streaming store's write-combining buffer
+  // sends a full line to memory instead of two partial ones (each a read-modify-write in DRAM).
+  constexpr index_t G = std::max<index_t>(L, 64 / index_t(sizeof(T)));
   index_t i = i0;
-  for (; i + L <= i1; i += L) {
+  while (i + L <= i1) {
+    const index_t ie = i + L * std::min<index_t>(G / L, (i1 - i) / L);  // whole squares only
     index_t j = j0;
-    for (; j + L <= j1; j += L) {
-      V r[L];
-      for (index_t k = 0; k < L; ++k) r[k] = hn::LoadU(d, a.in + (i + k) * a.ld_in + j);
-      TransposeSquare(d, r);
-      T* out = a.out + j * a.ld_out + i;
-      if (stream)
-        for (index_t k = 0; k < L; ++k) hn::Stream(r[k], d, out + k * a.ld_out);
-      else
-        for (index_t k = 0; k < L; ++k) hn::StoreU(r[k], d, out + k * a.ld_out);
-    }
+    for (; j + L <= j1; j += L)
+      for (index_t ii = i; ii < ie; ii += L) {
+        V r[L];
+        for (index_t k = 0; k < L; ++k) r[k] = hn::LoadU(d, a.in + (ii + k) * a.ld_in + j);
+        TransposeSquare(d, r);
+        T* out = a.out + j * a.ld_out + ii;
+        if (stream)
+          for (index_t k = 0; k < L; ++k) hn::Stream(r[k], d, out + k * a.ld_out);
+        else
+          for (index_t k = 0; k < L; ++k) hn::StoreU(r[k], d, out + k * a.ld_out);
+      }
     for (; j < j1; ++j)  // columns left over at the block's right edge
-      for (index_t k = 0; k < L; ++k) a.out[j * a.ld_out + i + k] = a.in[(i + k) * a.ld_in + j];
+      for (index_t ii = i; ii < ie; ++ii) a.out[j * a.ld_out + ii] = a.in[ii * a.ld_in + j];
+    i = ie;
   }
   for (; i < i1; ++i)  // rows left over at the block's bottom edge
     for (index_t j = j0; j < j1; ++j) a.out[j * a.ld_out + i] = a.in[i * a.ld_in + j];
