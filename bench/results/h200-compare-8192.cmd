@@ -1,6 +1,6 @@
 # Measured on the device machine (one NVIDIA H200, driver 580.159, CUDA 13.0), 2026-11-21
-# git commit 8b4ede108e1df25914f7be52741bd7cc02fee03c
-bash bench/device/pack.sh                                   # here, then on the device:
+# git commit 74621e32e82c03335d155b4d8f266730d03cecc5
+bash bench/device/pack.sh                                   # here, then on the device with .device carried:
 bash bench/device/build.sh                                  # build-device/, sm_90
 build-device/tilekit compare gemm transpose conv2d --backends cuda --size 8192 --json bench/results/h200-compare-8192.json
 # (backends/cuda/scripts/h200_check.sh build info compare runs both sizes)
