@@ -28,7 +28,7 @@ class OpenmpBackend final : public host::HostBackend {
     info_.extra.emplace_back("OpenMP", fmt::format("{} (spec date), {} threads", _OPENMP, max_threads()));
     info_.extra.emplace_back("SIMD dispatch", simd::target_name());
 #ifdef TILEKIT_OPENMP_HAVE_OPENBLAS
-    info_.extra.emplace_back("gemm peer", openblas_description());
+    info_.extra.emplace_back("OpenBLAS", openblas_description());
 #endif
   }
   std::string name() const override { return "openmp"; }

@@ -23,7 +23,7 @@ int ld(index_t v) { return int(std::max<index_t>(1, v)); }
 }  // namespace
 
 std::string openblas_description() {
-  return fmt::format("{} (core {})", openblas_get_config(), openblas_get_corename());
+  return fmt::format("{} (kernels: {})", openblas_get_config(), openblas_get_corename());
 }
 
 void openblas_gemm(const GemmArgs<float>& g) {
