@@ -100,11 +100,11 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC(1024, 2) void gemm_tiled_any_kernel(GemmPar
 // ---- optimized: BM x BN of C per block of (BM/TM)*(BN/TN) threads, BK deep per step.
 // kVec: every operand allows 16-byte vector access (aligned pointers, ld and the vector
 // dimensions multiples of the vector width); otherwise the same kernel loads element-wise.
+// Launch bounds ask for two blocks per SM for float (at most 128 registers a thread for 256
+// threads): one block of 8 warps cannot hide the latency of its own barriers.
 template <class T, int BM, int BN, int BK, int TM, int TN, bool kVec>
-// Two blocks per SM for float (at most 128 registers a thread for 256 threads): one block of
-// 8 warps cannot hide the latency of its own barriers.
-__global__ TILEKIT_LAUNCH_BOUNDS_OCC((BM / TM) * (BN / TN), sizeof(T) == 4 ? 2 : 1) void gemm_optimized_kernel(GemmParams<T> g, int tiles_x,
-                                                                                    int tiles_y) {
+__global__ TILEKIT_LAUNCH_BOUNDS_OCC((BM / TM) * (BN / TN), sizeof(T) == 4 ? 2 : 1) void gemm_optimized_kernel(
+    GemmParams<T> g, int tiles_x, int tiles_y) {
   using V = Vec16<T>;
   using VT = typename V::type;
   constexpr int W = V::n;                  // elements per vector
@@ -206,11 +206,10 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC((BM / TM) * (BN / TN), sizeof(T) == 4 ? 2 :
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
 
-  // Half a K step of outer products from stage `cur`: TM + TN shared loads feed TM * TN FMAs.
-  constexpr int KH = BK / 2;
-  auto compute = [&](int cur, int k0) {
+  // One K step of outer products from stage `cur`: TM + TN shared loads feed TM * TN FMAs.
+  auto compute = [&](int cur) {
 #pragma unroll
-    for (int kk = k0; kk < k0 + KH; ++kk) {
+    for (int kk = 0; kk < BK; ++kk) {
       T af[TM], bf[TN];
 #pragma unroll
       for (int gi = 0; gi < TM / W; ++gi)
@@ -241,8 +240,7 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC((BM / TM) * (BN / TN), sizeof(T) == 4 ? 2 :
       load_a((t + 1) * BK);
       load_b((t + 1) * BK);
     }
-    compute(cur, 0);
-    compute(cur, KH);
+    compute(cur);
     // The other stage was last read in step t-1, which every thread finished before the
     // barrier that ended it: it can be overwritten without a second barrier.
     if (more) {
