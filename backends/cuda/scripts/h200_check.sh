@@ -92,6 +92,14 @@ if has perf5; then
     for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 4096 --k 5; done
   } 2>&1 | sed 's/ (runtime.s calculator)//' | tee "$out/perf5.txt"
 fi
+if has perf6; then
+  {
+    $T conv2d --backend cuda --peer --size 8192 --k 5
+    for t in 64,64 64,32 128,32 32,64 64,128 128,64 16,128 128,128; do $T conv2d --backend cuda --variant tiled --size 8192 --k 5 --tile $t; done
+    $T gemm --backend cuda --peer --size 4096 --reps 10
+    $T gemm --backend cuda --variant optimized --size 4096 --reps 10
+  } 2>&1 | sed 's/ (runtime.s calculator)//' | tee "$out/perf6.txt"
+fi
 if has perf4; then
   {
     $T conv2d --backend cuda --peer --size 8192 --k 5
