@@ -8,8 +8,9 @@
 //     it across every B micro-panel of the block: kc is sized from the L1;
 //   - a kc x nc chunk of B (the vector operand) lives in L2 while every A micro-panel of the
 //     A block (mc x kc, also in L2) passes over it;
-//   - the B panel (kc x nc3, nc3 sized from the thread's share of the L3) is packed once per
-//     K step and read by every A block, so B is packed once per K step, A once per panel;
+//   - the B panel (kc x nc3, in L3) is packed once per K step by the whole team, each thread a
+//     slice, and read by every thread's A blocks (the driver in optimized.cpp owns the
+//     barrier); each thread packs the A blocks of its own rows once per K step;
 //   - both are packed (copied into the exact order the micro-kernel reads them, zero-padded to
 //     whole micro-panels) so the inner loop reads two unit-stride streams and needs no edge code.
 // The summation order of every element depends only on kc, never on the thread count.
@@ -149,48 +150,61 @@ inline index_t EvenBlock(index_t extent, index_t limit, index_t unit) {
   return std::min(even, std::max(limit, unit));
 }
 
+// Micro-panels [p0, p1) of the B panel rows [pc, pc + kb) x columns [jc, jc + nb) into `panel`
+// (micro-panel p at panel + p * NR * kb): each thread of the team packs its own slice.
 template <class T>
-void GemmPartT(const GemmArgs<T>& g, const GemmPart& part) {
+void PackPanelT(const GemmArgs<T>& g, const GemmPanel& s, T* panel) {
   constexpr std::size_t kNR = NR<T>();
-  T* ap = static_cast<T*>(part.a_pack);
-  T* bp = static_cast<T*>(part.b_pack);
-  // Equal blocks of at most mc (nc3) rows (columns), whole micro-panels each: 1024 rows in
-  // blocks of at most 336 become 4 x 256 rather than 3 x 336 + 16, a thin strip of A that
-  // would cost a full pass over the packed B panel.
-  const index_t mc = EvenBlock(part.m1 - part.m0, part.mc, index_t(kMR));
-  const index_t nc3 = EvenBlock(part.n1 - part.n0, part.nc3, index_t(kNR));
-  const std::size_t nc = std::size_t(std::max<index_t>(part.nc / index_t(kNR), 1)) * kNR;
-  for (index_t pc = 0; pc < g.k; pc += part.kc) {
-    const std::size_t kb = std::size_t(std::min(part.kc, g.k - pc));
-    const Update mode = pc > 0 ? Update::accumulate : g.beta == T(0) ? Update::overwrite : Update::scale;
-    for (index_t jc3 = part.n0; jc3 < part.n1; jc3 += nc3) {
-      // The B panel (kb x nc3, L3): packed once per K step, then read by every A block.
-      const std::size_t nb3 = std::size_t(std::min(nc3, part.n1 - jc3));
-      PackB(g.b + pc * g.ldb + jc3, std::size_t(g.ldb), kb, nb3, bp);
-      for (index_t ic = part.m0; ic < part.m1; ic += mc) {
-        // The A block (mb x kb, L2): packed once, then read for every chunk of the panel.
-        const std::size_t mb = std::size_t(std::min(mc, part.m1 - ic));
-        PackA(g.a + ic * g.lda + pc, std::size_t(g.lda), mb, kb, ap);
-        for (std::size_t jc = 0; jc < nb3; jc += nc) {
-          // A kb x nc chunk of the panel, which stays in L2 while every A micro-panel passes
-          // over it; ir outer, jr inner: one A micro-panel stays in L1 across the chunk.
-          const std::size_t nb = std::min(nc, nb3 - jc);
-          for (std::size_t ir = 0; ir < mb; ir += kMR) {
-            const std::size_t mv = std::min(kMR, mb - ir);
-            for (std::size_t jr = jc; jr < jc + nb; jr += kNR) {
-              T* c = g.c + (ic + index_t(ir)) * g.ldc + jc3 + index_t(jr);
-              MicroKernel<T>(kb, ap + ir * kb, bp + jr * kb, c, std::size_t(g.ldc), g.alpha, g.beta, mode, mv,
-                             std::min(kNR, nb3 - jr));
-            }
-          }
+  const std::size_t kb = std::size_t(s.kb), nb = std::size_t(s.nb);
+  const std::size_t c0 = std::size_t(s.p0) * kNR, c1 = std::min(nb, std::size_t(s.p1) * kNR);
+  if (c0 < c1) PackB(g.b + s.pc * g.ldb + s.jc + index_t(c0), std::size_t(g.ldb), kb, c1 - c0, panel + c0 * kb);
+}
+
+// One K step of one thread's part of C: rows [m0, m1) x columns [n0, n1) (inside the panel's
+// columns), from the packed panel and A blocks this thread packs itself.
+template <class T>
+void ComputeStepT(const GemmArgs<T>& g, const GemmStep& s, const T* panel) {
+  constexpr std::size_t kNR = NR<T>();
+  T* ap = static_cast<T*>(s.a_pack);
+  const std::size_t kb = std::size_t(s.kb);
+  const Update mode = s.pc > 0 ? Update::accumulate : g.beta == T(0) ? Update::overwrite : Update::scale;
+  // Equal A blocks of at most mc rows, whole micro-panels each: 1024 rows in blocks of at most
+  // 336 become 4 x 256 rather than 3 x 336 + 16, a thin strip of A that would cost a full pass
+  // over the panel.
+  const index_t mc = EvenBlock(s.m1 - s.m0, s.mc, index_t(kMR));
+  const index_t nc = std::max<index_t>(s.nc / index_t(kNR), 1) * index_t(kNR);
+  for (index_t ic = s.m0; ic < s.m1; ic += mc) {
+    // The A block (mb x kb, L2): packed once, then read for every chunk of the panel.
+    const std::size_t mb = std::size_t(std::min(mc, s.m1 - ic));
+    PackA(g.a + ic * g.lda + s.pc, std::size_t(g.lda), mb, kb, ap);
+    for (index_t jc = s.n0; jc < s.n1; jc += nc) {
+      // A kb x nc chunk of the panel stays in L2 while every A micro-panel passes over it;
+      // ir outer, jr inner: one A micro-panel stays in L1 across the chunk.
+      const index_t je = std::min(s.n1, jc + nc);
+      for (std::size_t ir = 0; ir < mb; ir += kMR) {
+        const std::size_t mv = std::min(kMR, mb - ir);
+        for (index_t jr = jc; jr < je; jr += index_t(kNR)) {
+          T* c = g.c + (ic + index_t(ir)) * g.ldc + jr;
+          MicroKernel<T>(kb, ap + ir * kb, panel + std::size_t(jr - s.jc) * kb, c, std::size_t(g.ldc), g.alpha,
+                         g.beta, mode, mv, std::min(kNR, std::size_t(s.n1 - jr)));
         }
       }
     }
   }
 }
 
-void GemmPartF32(const GemmArgs<float>& g, const GemmPart& part) { GemmPartT<float>(g, part); }
-void GemmPartF64(const GemmArgs<double>& g, const GemmPart& part) { GemmPartT<double>(g, part); }
+void PackPanelF32(const GemmArgs<float>& g, const GemmPanel& s, void* panel) {
+  PackPanelT<float>(g, s, static_cast<float*>(panel));
+}
+void PackPanelF64(const GemmArgs<double>& g, const GemmPanel& s, void* panel) {
+  PackPanelT<double>(g, s, static_cast<double*>(panel));
+}
+void ComputeStepF32(const GemmArgs<float>& g, const GemmStep& s, const void* panel) {
+  ComputeStepT<float>(g, s, static_cast<const float*>(panel));
+}
+void ComputeStepF64(const GemmArgs<double>& g, const GemmStep& s, const void* panel) {
+  ComputeStepT<double>(g, s, static_cast<const double*>(panel));
+}
 MicroTile GemmMicroTile(DType t) {
   return t == DType::f32 ? MicroTile{kMR, NR<float>()} : MicroTile{kMR, NR<double>()};
 }
@@ -203,8 +217,10 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace tilekit::openmp::simd {
 
-HWY_EXPORT(GemmPartF32);
-HWY_EXPORT(GemmPartF64);
+HWY_EXPORT(PackPanelF32);
+HWY_EXPORT(PackPanelF64);
+HWY_EXPORT(ComputeStepF32);
+HWY_EXPORT(ComputeStepF64);
 HWY_EXPORT(GemmMicroTile);
 HWY_EXPORT(TargetName);
 
@@ -232,8 +248,18 @@ bool cap_target(const std::string& name) {
   return false;
 }
 MicroTile gemm_micro_tile(DType t) { return HWY_DYNAMIC_DISPATCH(GemmMicroTile)(t); }
-void gemm_part(const GemmArgs<float>& g, const GemmPart& part) { HWY_DYNAMIC_DISPATCH(GemmPartF32)(g, part); }
-void gemm_part(const GemmArgs<double>& g, const GemmPart& part) { HWY_DYNAMIC_DISPATCH(GemmPartF64)(g, part); }
+void gemm_pack_panel(const GemmArgs<float>& g, const GemmPanel& s, void* panel) {
+  HWY_DYNAMIC_DISPATCH(PackPanelF32)(g, s, panel);
+}
+void gemm_pack_panel(const GemmArgs<double>& g, const GemmPanel& s, void* panel) {
+  HWY_DYNAMIC_DISPATCH(PackPanelF64)(g, s, panel);
+}
+void gemm_compute_step(const GemmArgs<float>& g, const GemmStep& s, const void* panel) {
+  HWY_DYNAMIC_DISPATCH(ComputeStepF32)(g, s, panel);
+}
+void gemm_compute_step(const GemmArgs<double>& g, const GemmStep& s, const void* panel) {
+  HWY_DYNAMIC_DISPATCH(ComputeStepF64)(g, s, panel);
+}
 
 }  // namespace tilekit::openmp::simd
 #endif  // HWY_ONCE

@@ -37,18 +37,17 @@ class Workspace {
   void* p_ = nullptr;
   std::size_t bytes_ = 0;
 };
-thread_local Workspace tls_a_pack, tls_b_pack;
+thread_local Workspace tls_a_pack, tls_b_panels;
 
 struct Grid {
   int rows = 1, cols = 1;
 };
 
-// Splits `threads` into a rows x cols grid over C's micro-panels. Each thread packs the A rows
-// and B columns of its own part, so the cost of a grid is the largest part's micro-kernel work
-// plus what it packs, per step of K: (pm * pn) micro-tiles of mr x nr FMAs (about mr * nr / 16
-// cycles on a 16-lane FMA unit) and pm * mr + pn * nr packed elements (about a cycle each).
-// E.g. 16 threads on a 2048^2 C: 4 x 4 rather than 1 x 16, whose threads would each pack all of
-// A for a 0.7% better balance of the micro-tiles.
+// Splits `threads` into a rows x cols grid over C's micro-panels. The cost of a grid is the
+// largest part's work per step of K: (pm * pn) micro-tiles of mr x nr FMAs (about mr * nr / 16
+// cycles on a 16-lane FMA unit), plus the A rows it packs itself (pm * mr elements, about a
+// cycle each), plus its share of the team's B panel (all columns / threads). E.g. 16 threads on
+// a 2048^2 C: 4 x 4 rather than 1 x 16, whose threads would each pack all of A.
 Grid thread_grid(index_t panels_m, index_t panels_n, index_t mr, index_t nr, int threads) {
   Grid best;
   double best_cost = -1;
@@ -56,7 +55,8 @@ Grid thread_grid(index_t panels_m, index_t panels_n, index_t mr, index_t nr, int
     if (threads % r) continue;
     const int c = threads / r;
     const index_t pm = ceil_div(panels_m, r), pn = ceil_div(panels_n, c);
-    const double cost = double(pm * pn) * double(mr * nr) / 16.0 + double(pm * mr + pn * nr);
+    const double cost =
+        double(pm * pn) * double(mr * nr) / 16.0 + double(pm * mr) + double(panels_n * nr) / double(threads);
     if (best_cost < 0 || cost < best_cost) {
       best = {r, c};
       best_cost = cost;
@@ -103,34 +103,48 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
   const int threads = int(std::min<index_t>(max_threads(), panels_m * panels_n));
   const Grid grid = thread_grid(panels_m, panels_n, mr, nr, threads);
   const index_t mc = t.rows, nc = t.cols, kc = t.depth;
-  // The B panel: each thread's in half of its share of the L3, at least one L2 chunk wide.
-  const index_t nc3 = std::max(nc, index_t(l3_bytes / 2 / std::size_t(threads) / (std::size_t(kc) * sizeof(T))));
+  // The B panel, shared by the team: two buffers (one packed while the other is read) of
+  // kc x nc3 within half the L3, nc3 a whole number of micro-panels.
+  const index_t nc3 = std::min(panels_n * nr,
+                               std::max(nr, index_t(l3_bytes / 4 / (std::size_t(kc) * sizeof(T))) / nr * nr));
+  const std::size_t panel_elems = std::size_t(nc3 * kc);
   const std::size_t a_bytes = std::size_t(ceil_div(mc, mr) * mr * kc) * sizeof(T);
-  const std::size_t b_bytes = std::size_t(ceil_div(nc3, nr) * nr * kc) * sizeof(T);
+  // The panels live in the calling thread's workspace: concurrent calls from different threads
+  // get different buffers, repeated calls from one thread reuse them.
+  T* panels = static_cast<T*>(tls_b_panels.get(2 * panel_elems * sizeof(T)));
+  if (!panels)
+    throw Error(fmt::format("backend 'openmp': cannot allocate {} bytes for the packed B panels",
+                            2 * panel_elems * sizeof(T)));
   std::atomic<bool> out_of_memory{false};
 #pragma omp parallel num_threads(threads)
   {
     // Static split: thread (r, c) of the grid always gets the same part of C.
     const int id = omp_get_thread_num(), r = id / grid.cols, c = id % grid.cols;
-    simd::GemmPart part;
-    part.m0 = std::min(g.m, panels_m * r / grid.rows * mr);
-    part.m1 = std::min(g.m, panels_m * (r + 1) / grid.rows * mr);
-    part.n0 = std::min(g.n, panels_n * c / grid.cols * nr);
-    part.n1 = std::min(g.n, panels_n * (c + 1) / grid.cols * nr);
-    part.mc = mc;
-    part.nc = nc;
-    part.kc = kc;
-    part.nc3 = nc3;
-    part.a_pack = tls_a_pack.get(a_bytes);
-    part.b_pack = tls_b_pack.get(b_bytes);
-    if (!part.a_pack || !part.b_pack)
-      out_of_memory = true;
-    else if (part.m1 > part.m0 && part.n1 > part.n0)
-      simd::gemm_part(g, part);
+    const index_t m0 = std::min(g.m, panels_m * r / grid.rows * mr);
+    const index_t m1 = std::min(g.m, panels_m * (r + 1) / grid.rows * mr);
+    const index_t n0 = std::min(g.n, panels_n * c / grid.cols * nr);
+    const index_t n1 = std::min(g.n, panels_n * (c + 1) / grid.cols * nr);
+    void* a_pack = tls_a_pack.get(a_bytes);
+    if (!a_pack) out_of_memory = true;
+    int step = 0;
+    for (index_t jc = 0; jc < g.n; jc += nc3) {
+      const index_t nb = std::min(nc3, g.n - jc), np = ceil_div(nb, nr);
+      for (index_t pc = 0; pc < g.k; pc += kc, ++step) {
+        const index_t kb = std::min(kc, g.k - pc);
+        // Double buffering needs one barrier per step: a thread packing step s + 1 writes the
+        // other buffer than the one step s reads, and before anyone packs step s + 2 into this
+        // one, step s + 1's barrier has seen every thread finish step s.
+        T* panel = panels + std::size_t(step % 2) * panel_elems;
+        simd::gemm_pack_panel(g, simd::GemmPanel{pc, kb, jc, nb, np * id / threads, np * (id + 1) / threads}, panel);
+#pragma omp barrier
+        const index_t c0 = std::max(n0, jc), c1 = std::min(n1, jc + nb);
+        if (a_pack && m1 > m0 && c1 > c0)
+          simd::gemm_compute_step(g, simd::GemmStep{m0, m1, c0, c1, pc, kb, jc, mc, nc, a_pack}, panel);
+      }
+    }
   }
   if (out_of_memory)
-    throw Error(fmt::format("backend 'openmp': cannot allocate {} bytes of packing workspace per thread",
-                            a_bytes + b_bytes));
+    throw Error(fmt::format("backend 'openmp': cannot allocate {} bytes of packing workspace per thread", a_bytes));
 }
 
 std::string gemm_optimized_launch(DType t, const TileConfig& tile) {
@@ -138,7 +152,7 @@ std::string gemm_optimized_launch(DType t, const TileConfig& tile) {
   const std::size_t e = size_of(t);
   return fmt::format(
       "{} threads in a 2-D grid over C, {} micro-kernel {}x{}, per thread: packed A block {}x{} ({} KiB) and B "
-      "chunks {}x{} ({} KiB) in L2, B panel in L3",
+      "chunks {}x{} ({} KiB) in L2; B panel packed by the team, in L3",
       max_threads(), simd::target_name(), mt.mr, mt.nr, tile.rows, tile.depth,
       std::size_t(tile.rows) * std::size_t(tile.depth) * e / 1024, tile.depth, tile.cols,
       std::size_t(tile.depth) * std::size_t(tile.cols) * e / 1024);

@@ -38,18 +38,29 @@ struct MicroTile {
 };
 MicroTile gemm_micro_tile(DType t);
 
-// One thread's share of C (rows [m0, m1), columns [n0, n1)), computed with the GotoBLAS loops:
-// K in steps of kc; a kc x nc3 panel of B packed into b_pack (at least round_up(nc3, nr) * kc
-// elements), an mc x kc block of A into a_pack (round_up(mc, mr) * kc), both 64-byte aligned;
-// the panel is consumed in L2-sized chunks of nc columns.
-struct GemmPart {
-  index_t m0, m1, n0, n1;
-  index_t mc, nc, kc, nc3;
-  void* a_pack;
-  void* b_pack;
+// The gemm's K steps, as the driver runs them on a team of threads (GotoBLAS loops, see
+// gemm_simd.cpp): for each panel of B (rows [pc, pc + kb) x columns [jc, jc + nb)),
+//   1. every thread packs its slice [p0, p1) of the panel's micro-panels (nr columns each) into
+//      the shared panel buffer (round_up(nb, nr) * kb elements, 64-byte aligned);
+//   2. barrier;
+//   3. every thread computes its part of C (rows [m0, m1) x columns [n0, n1), columns inside
+//      the panel, starting on micro-panel boundaries) for this K step, packing its own A blocks
+//      of at most mc x kb into a_pack (round_up(mc, mr) * kb elements, 64-byte aligned) and
+//      walking the panel in L2-sized chunks of nc columns.
+struct GemmPanel {
+  index_t pc, kb, jc, nb;
+  index_t p0, p1;
 };
-void gemm_part(const GemmArgs<float>& g, const GemmPart& part);
-void gemm_part(const GemmArgs<double>& g, const GemmPart& part);
+struct GemmStep {
+  index_t m0, m1, n0, n1;
+  index_t pc, kb, jc;  // the panel the step reads
+  index_t mc, nc;
+  void* a_pack;
+};
+void gemm_pack_panel(const GemmArgs<float>& g, const GemmPanel& s, void* panel);
+void gemm_pack_panel(const GemmArgs<double>& g, const GemmPanel& s, void* panel);
+void gemm_compute_step(const GemmArgs<float>& g, const GemmStep& s, const void* panel);
+void gemm_compute_step(const GemmArgs<double>& g, const GemmStep& s, const void* panel);
 
 // ---- transpose
 // Lanes of the in-register square transposes (the square is lanes x lanes elements).
