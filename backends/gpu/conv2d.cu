@@ -5,16 +5,22 @@
 namespace tilekit::gpu {
 namespace {
 
-template <class T>
-const void* tiled_kernel(int r) {
+// R <= 9 is compiled; so is the automatic tile width (tile_choice.cpp's kConvTiledCols).
+template <class T, int kCols>
+const void* tiled_kernel_w(int r) {
   switch (r) {
-    case 1: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 1>);
-    case 3: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 3>);
-    case 5: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 5>);
-    case 7: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 7>);
-    case 9: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 9>);
-    default: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 0>);
+    case 1: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 1, kCols>);
+    case 3: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 3, kCols>);
+    case 5: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 5, kCols>);
+    case 7: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 7, kCols>);
+    case 9: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 9, kCols>);
+    default: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 0, kCols>);
   }
+}
+
+template <class T>
+const void* tiled_kernel(int r, int cols) {
+  return cols == kConvTiledCols && r <= 9 ? tiled_kernel_w<T, kConvTiledCols>(r) : tiled_kernel_w<T, 0>(r);
 }
 
 template <class T, bool kVec>
@@ -30,7 +36,7 @@ const void* optimized_kernel(int r) {
     case 11: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 11, kRows, kVec>);
     case 13: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 13, kRows, kVec>);
     case 15: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 15, kRows, kVec>);
-    default: return tiled_kernel<T>(r);  // R > 15: no unrolled kernel (the plan says so)
+    default: return tiled_kernel<T>(r, kConvOptimizedCols);  // R > 15: no unrolled kernel (the plan says so)
   }
 }
 
@@ -68,16 +74,16 @@ void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& pl, gpuS
     launch_kernel(k, pl, tx * ty, args, s, "conv2d_optimized_kernel");
     return;
   }
-  launch_kernel(tiled_kernel<T>(c.r), pl, tx * ty, args, s, "conv2d_tiled_kernel");
+  launch_kernel(tiled_kernel<T>(c.r, pl.tile.cols), pl, tx * ty, args, s, "conv2d_tiled_kernel");
 }
 
-const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan&) {
+const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan& pl) {
   const bool f = t == DType::f32;
   switch (v) {
     case Variant::naive:
       return f ? reinterpret_cast<const void*>(&conv2d_naive_kernel<float>)
                : reinterpret_cast<const void*>(&conv2d_naive_kernel<double>);
-    case Variant::tiled: return f ? tiled_kernel<float>(r) : tiled_kernel<double>(r);
+    case Variant::tiled: return f ? tiled_kernel<float>(r, pl.tile.cols) : tiled_kernel<double>(r, pl.tile.cols);
     case Variant::optimized: return f ? optimized_kernel<float, true>(r) : optimized_kernel<double, true>(r);
   }
   return nullptr;

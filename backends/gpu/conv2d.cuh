@@ -73,12 +73,14 @@ __device__ __forceinline__ void conv2d_load_tile(const Conv2dParams<T>& c, T* ti
   }
 }
 
-// Block: tile cols x (some rows) threads. kR > 0: R fixed at compile time.
-template <class T, int kR>
+// Block: tile cols x (some rows) threads. kR > 0: R fixed at compile time; kCols > 0: the
+// tile width too (the automatic one), so that window addresses are a register plus an
+// immediate instead of a multiply by the run-time row length.
+template <class T, int kR, int kCols>
 __global__ void conv2d_tiled_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
   extern __shared__ __align__(16) unsigned char conv2d_smem[];
   T* tile = reinterpret_cast<T*>(conv2d_smem);
-  const int r = kR > 0 ? kR : c.r, tr = tile_rows, tc = blockDim.x, sw = tc + r - 1;
+  const int r = kR > 0 ? kR : c.r, tr = tile_rows, tc = kCols > 0 ? kCols : int(blockDim.x), sw = tc + r - 1;
   const BlockXY b = block_xy(tiles_x);
   const int i0 = b.y * tr, j0 = b.x * tc;
   conv2d_load_tile(c, tile, r, tr, tc, i0, j0);

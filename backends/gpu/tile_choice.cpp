@@ -256,7 +256,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         if (t.is_auto()) {
           // The largest square tile whose window fits the default shared memory: bigger tiles
           // re-read less halo and give each thread more rows.
-          t = TileConfig{64, 64, 0};
+          t = TileConfig{64, kConvTiledCols, 0};
           while (t.rows > 8 && tile_scratch_bytes(p, t) > d.smem_per_block) t = TileConfig{t.rows / 2, t.cols / 2, 0};
         }
         const int per = opt ? kConvRowsPerThread : 1;
@@ -297,6 +297,8 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                       (p.k <= 9 && t.rows % kConvTiledRowsPerThread == 0
                            ? ", " + std::to_string(kConvTiledRowsPerThread) + " rows per thread"
                            : std::string()) +
+                      (p.k <= 9 && t.cols == kConvTiledCols ? ", " + std::to_string(t.cols) + " wide compiled"
+                                                             : std::string()) +
                       ">";
       }
       break;

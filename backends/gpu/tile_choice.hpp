@@ -84,8 +84,10 @@ inline constexpr int kConvUnrolledMaxFilter = 15;
 // (the halo R/2 rounded up to whole 16-byte vectors, so the window loads as aligned vectors).
 inline constexpr int kConvRowsPerThread = 8;
 inline constexpr int kConvOptimizedRows = 64, kConvOptimizedCols = 32;
-// conv2d tiled: output rows each thread computes down a column when the tile's rows allow.
+// conv2d tiled: output rows each thread computes down a column when the tile's rows allow,
+// and the width of its automatic tile (compiled in for R <= 9; other widths run too).
 inline constexpr int kConvTiledRowsPerThread = 8;
+inline constexpr int kConvTiledCols = 64;
 constexpr int conv2d_optimized_pad(int r, int elem_bytes) {
   return (r / 2 + 16 / elem_bytes - 1) / (16 / elem_bytes) * (16 / elem_bytes);
 }

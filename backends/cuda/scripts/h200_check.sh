@@ -100,6 +100,15 @@ if has perf6; then
     $T gemm --backend cuda --variant optimized --size 4096 --reps 10
   } 2>&1 | sed 's/ (runtime.s calculator)//' | tee "$out/perf6.txt"
 fi
+if has perf7; then
+  {
+    $T conv2d --backend cuda --peer --size 8192 --k 5
+    for r in 1 3 5 7 9; do $T conv2d --backend cuda --variant tiled --size 8192 --k $r; done
+    $T conv2d --backend cuda --variant tiled --size 8192 --k 5 --tile 64,32
+    $T conv2d --backend cuda --variant tiled --size 8192 --k 5 --dtype double
+    $T conv2d --backend cuda --variant optimized --size 8192 --k 5
+  } 2>&1 | sed 's/ (runtime.s calculator)//' | tee "$out/perf7.txt"
+fi
 if has perf4; then
   {
     $T conv2d --backend cuda --peer --size 8192 --k 5
