@@ -7,19 +7,21 @@
 # For each N in $SIZES (default "2048 4096") and each thread count in $THREADS (default
 # "1 2 4 8 16"), runs `tilekit run gemm --backend openmp --variant optimized` and its OpenBLAS
 # peer (`--peer`) with OMP_NUM_THREADS set, each verified against tilekit's double-precision
-# reference and timed as the median of $REPS (default 5) runs after a warm-up; then, if python3
-# can import numpy ($PYTHON, python3 or /usr/bin/python3), times numpy's float32 matmul (a @ b) the same way with OPENBLAS_NUM_THREADS
-# and OMP_NUM_THREADS set. Prints one table per N (threads, GFLOP/s, parallel efficiency against
-# the one-thread run, % of OpenBLAS, numpy GFLOP/s) and writes OUT_DIR/cpu_scaling.json plus
+# reference and timed as the median of $REPS (default 5) runs after a warm-up; then, if a python
+# with numpy is found ($PYTHON, python3 on the PATH, /usr/bin/python3), times numpy's float32
+# matmul (a @ b) the same way with OPENBLAS_NUM_THREADS and OMP_NUM_THREADS set. Prints one table
+# per N (threads, GFLOP/s, parallel efficiency against the first thread count, % of OpenBLAS,
+# numpy GFLOP/s, verified optimized/peer) and writes OUT_DIR/cpu_scaling.json plus
 # the raw rows (OUT_DIR/cpu_scaling_rows.jsonl). Threads are pinned one per core
 # (OMP_PLACES=cores, OMP_PROC_BIND=close) unless those are set already.
 #
-# Cost: each `tilekit run` first computes its reference on one core (about 2 s at N = 2048 and
-# 17 s at N = 4096 on a 3 GHz core), so the default sweep takes about 5 minutes.
+# Cost: each `tilekit run` first computes its double-precision reference on one core (about 3 s
+# at N = 2048 and 25 s at N = 4096 on a Zen 4 core), so the default sweep takes about 6 minutes,
+# five of them at N = 4096 (SIZES=2048 alone: under a minute).
 set -euo pipefail
 
 if [[ $# -ne 2 ]]; then
-  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
   exit 2
 fi
 tilekit=$1
@@ -76,7 +78,7 @@ fi
 
 json_rows=""
 for n in $sizes; do
-  base=""
+  base="" base_t=""
   printf '\nSGEMM N = %s (float32)\n' "$n"
   printf '%8s %12s %11s %12s %10s %12s %8s\n' threads "GFLOP/s" efficiency "OpenBLAS" "% OpenBLAS" "numpy" verified
   for t in $threads; do
@@ -86,7 +88,7 @@ for n in $sizes; do
     [[ -n $peer ]] && echo "$peer" >> "$rows"
     g=$(field gflops "$opt"); gp=$(field gflops "$peer")
     g=${g:-0}; gp=${gp:-0}
-    [[ -z $base ]] && base=$g
+    [[ -z $base ]] && base=$g base_t=$t
     ok="$(verified "$opt")/$(verified "$peer")"
     np=0
     if $have_numpy; then
@@ -94,8 +96,10 @@ for n in $sizes; do
       [[ -n $npj ]] && echo "$npj" >> "$rows"
       np=$(field gflops "$npj"); np=${np:-0}
     fi
-    read -r eff pct < <(awk -v g="$g" -v b="$base" -v t="$t" -v p="$gp" \
-      'BEGIN { printf "%.3f %.1f\n", (b > 0 ? g / (t * b) : 0), (p > 0 ? 100 * g / p : 0) }')
+    # Efficiency against the first thread count of the sweep (1 by default): per-thread rate
+    # over the per-thread rate there.
+    read -r eff pct < <(awk -v g="$g" -v b="$base" -v t="$t" -v bt="$base_t" -v p="$gp" \
+      'BEGIN { printf "%.3f %.1f\n", (b > 0 ? (g / t) / (b / bt) : 0), (p > 0 ? 100 * g / p : 0) }')
     printf '%8s %12.1f %10.0f%% %12.1f %9s%% %12s %8s\n' "$t" "$g" "$(awk -v e="$eff" 'BEGIN{print 100*e}')" "$gp" "$pct" \
       "$($have_numpy && printf '%.1f' "$np" || echo -)" "$ok"
     json_rows+="${json_rows:+,
@@ -110,7 +114,7 @@ cat > "$out/cpu_scaling.json" << JSON
   "omp_places": "$OMP_PLACES",
   "omp_proc_bind": "$OMP_PROC_BIND",
   "reps": $reps,
-  "efficiency_definition": "GFLOP/s(t) / (t * GFLOP/s(1 thread)) of the optimized variant",
+  "efficiency_definition": "(GFLOP/s(t) / t) / (GFLOP/s(t0) / t0) of the optimized variant, t0 the first thread count (1)",
   "rows": [
 $json_rows
   ],
