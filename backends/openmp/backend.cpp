@@ -1,3 +1,5 @@
+// The openmp backend object: host memory (HostBackend), tile choice per variant, launch
+// descriptions, and the peers. The kernels are in naive.cpp, tiled.cpp and optimized.cpp.
 #include <omp.h>
 
 #include <algorithm>
@@ -20,7 +22,7 @@ namespace {
 class OpenmpBackend final : public host::HostBackend {
  public:
   OpenmpBackend() : info_(host::cpu_device_info(max_threads())) {
-    // TILEKIT_OPENMP_SIMD=AVX2 (or SSE4, EMU128...) caps the dispatch: compares instruction
+    // TILEKIT_OPENMP_SIMD=AVX2 (or SSE4, SSSE3, SCALAR) caps the dispatch: compares instruction
     // sets on one machine and lets the test suite cover every compiled path.
     if (const char* cap = std::getenv("TILEKIT_OPENMP_SIMD"); cap && *cap && !simd::cap_target(cap))
       unavailable_ = fmt::format("TILEKIT_OPENMP_SIMD={} is not a compiled target this CPU runs (compiled: {})", cap,
