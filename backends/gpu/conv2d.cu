@@ -1,10 +1,5 @@
 // Launchers of the conv2d kernels (conv2d.cuh). The __constant__ filter lives in this
 // translation unit, so the copy into it is made here too.
-#include <algorithm>
-#include <map>
-#include <mutex>
-#include <utility>
-
 #include "conv2d.cuh"
 
 namespace tilekit::gpu {
@@ -30,16 +25,17 @@ const void* tiled_kernel(int r, int cols) {
 
 template <class T, bool kVec>
 const void* optimized_kernel(int r) {
+  constexpr int kRows = kConvRowsPerThread;
   static_assert(kConvUnrolledMaxFilter == 15, "update the list below");
   switch (r) {
-    case 1: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 1, kVec>);
-    case 3: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 3, kVec>);
-    case 5: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 5, kVec>);
-    case 7: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 7, kVec>);
-    case 9: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 9, kVec>);
-    case 11: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 11, kVec>);
-    case 13: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 13, kVec>);
-    case 15: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 15, kVec>);
+    case 1: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 1, kRows, kVec>);
+    case 3: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 3, kRows, kVec>);
+    case 5: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 5, kRows, kVec>);
+    case 7: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 7, kRows, kVec>);
+    case 9: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 9, kRows, kVec>);
+    case 11: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 11, kRows, kVec>);
+    case 13: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 13, kRows, kVec>);
+    case 15: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 15, kRows, kVec>);
     default: return tiled_kernel<T>(r, kConvOptimizedCols);  // R > 15: no unrolled kernel (the plan says so)
   }
 }
@@ -59,23 +55,6 @@ void copy_filter(const T* filter, int r, gpuStream_t s) {
     TILEKIT_GPU_CHECK(gpuMemcpyToSymbolAsync(conv_filter_f64, filter, bytes, 0, gpuMemcpyDeviceToDevice, s));
 }
 
-// Blocks of a persistent kernel resident on the whole device at once, from the runtime's
-// occupancy calculator. A grid any larger would leave its last blocks starting only when
-// others finish, each still owing its full share of tiles.
-int resident_blocks(const void* kernel, const LaunchPlan& pl) {
-  static std::mutex mu;
-  static std::map<std::pair<const void*, std::size_t>, int> cache;
-  std::lock_guard<std::mutex> lock(mu);
-  const auto key = std::make_pair(kernel, pl.dynamic_smem_bytes);
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
-  int device = 0, sms = 0, per_sm = 0;
-  TILEKIT_GPU_CHECK(gpuGetDevice(&device));
-  TILEKIT_GPU_CHECK(gpuDeviceGetAttribute(&sms, gpuDevAttrMultiProcessorCount, device));
-  if (pl.needs_optin) TILEKIT_GPU_CHECK(gpuFuncSetMaxDynamicSharedMemory(kernel, pl.dynamic_smem_bytes));
-  TILEKIT_GPU_CHECK(gpuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, pl.threads(), pl.dynamic_smem_bytes));
-  return cache[key] = sms * std::max(1, per_sm);
-}
-
 }  // namespace
 
 template <class T>
@@ -89,14 +68,12 @@ void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& pl, gpuS
   }
   copy_filter(a.filter, a.r, s);
   int tx = ceil_div(c.w, pl.tile.cols), ty = ceil_div(c.h, pl.tile.rows), tile_rows = pl.tile.rows;
-  if (v == Variant::optimized && c.r <= kConvUnrolledMaxFilter) {
-    int tiles = tx * ty;
-    void* args[] = {&c, &tx, &tiles};
+  void* args[] = {&c, &tile_rows, &tx};
+  if (v == Variant::optimized) {
     const void* k = vectorizable(c) ? optimized_kernel<T, true>(c.r) : optimized_kernel<T, false>(c.r);
-    launch_kernel(k, pl, std::min(tiles, resident_blocks(k, pl)), args, s, "conv2d_optimized_kernel");
+    launch_kernel(k, pl, tx * ty, args, s, "conv2d_optimized_kernel");
     return;
   }
-  void* args[] = {&c, &tile_rows, &tx};
   launch_kernel(tiled_kernel<T>(c.r, pl.tile.cols), pl, tx * ty, args, s, "conv2d_tiled_kernel");
 }
 

@@ -134,97 +134,80 @@ __global__ void conv2d_tiled_kernel(Conv2dParams<T> c, int tile_rows, int tiles_
   }
 }
 
-// The optimized kernel's tile is kConvOptimizedRows x kConvOptimizedCols, fixed at compile
-// time with R, so every shared address below is a register plus an immediate. Its shared rows
-// hold the tile plus P columns each side, P = the halo rounded up to whole 16-byte vectors, so
-// the window arrives in aligned 16-byte pieces; the window of output column tx starts at
-// column tx + P - R/2. Block: kConvOptimizedCols x (rows / ROWS) threads; thread (tx, ty) owns
-// the ROWS outputs of column tx from row ty * ROWS. For each filter column it walks the
-// ROWS + R - 1 input values below it once, adding each into every output whose window
-// contains it.
-// One tile per block would leave an SM's blocks loading in lockstep, then computing in
-// lockstep (the time was load + compute, not the larger of the two). So the blocks are
-// persistent (as many as are resident, each taking every gridDim.x-th tile) with two windows
-// in shared memory: the next tile's window is copied in asynchronously (copy16_async, no
-// registers held) while this one is computed on.
-// kVec: the image allows 16-byte loads (aligned, ld and w multiples of the vector width);
-// otherwise the window is loaded element by element, synchronously.
-template <class T, int R, bool kVec>
-__global__ TILEKIT_LAUNCH_BOUNDS(kConvOptimizedCols * kConvOptimizedRows / kConvRowsPerThread) void
-conv2d_optimized_kernel(Conv2dParams<T> c, int tiles_x, int tiles) {
-  constexpr int W = Vec16<T>::n, TC = kConvOptimizedCols, TR = kConvOptimizedRows, ROWS = kConvRowsPerThread;
-  constexpr int NT = TC * (TR / ROWS), HALF = R / 2, SH = TR + R - 1;
-  constexpr int P = (HALF + W - 1) / W * W, SW = TC + 2 * P, NV = SW / W;  // P = conv2d_optimized_pad()
-  constexpr int N = SH * NV, PER = (N + NT - 1) / NT;  // window vectors, per thread
+// The optimized kernel's tile is kConvOptimizedCols wide (compile time, with R: every shared
+// address below is a register plus an immediate). Its shared rows hold the tile plus P
+// columns each side, P = the halo rounded up to whole 16-byte vectors, so the window is loaded
+// with aligned vector loads; the window of output column tx starts at column tx + P - R/2.
+// Block: kConvOptimizedCols x (tile rows / ROWS) threads; thread (tx, ty) owns the ROWS
+// outputs of column tx from row ty * ROWS. For each filter column it walks the ROWS + R - 1
+// input values below it once, adding each into every output whose window contains it.
+// kVec: the image allows 16-byte loads (aligned, ld and w multiples of the vector width).
+// (A persistent version, each block walking tiles with the next tile's window loading into a
+// second buffer during compute, measured slower on the H200: 72% of memcpy at R = 5 against
+// 75%, its extra registers costing resident blocks. NOTES.md.)
+template <class T, int R, int ROWS, bool kVec>
+__global__ TILEKIT_LAUNCH_BOUNDS(1024) void conv2d_optimized_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
+  using V = Vec16<T>;
+  using VT = typename V::type;
+  constexpr int W = V::n, TC = kConvOptimizedCols, HALF = R / 2;
+  constexpr int P = (HALF + W - 1) / W * W, SW = TC + 2 * P, NV = SW / W;  // = conv2d_optimized_pad()
   extern __shared__ __align__(16) unsigned char conv2d_smem[];
-  T* windows = reinterpret_cast<T*>(conv2d_smem);  // two of SH x SW
-  const int tid = threadIdx.y * TC + threadIdx.x;
+  T* tile = reinterpret_cast<T*>(conv2d_smem);
+  const int tr = tile_rows, sh = tr + R - 1;
+  const BlockXY b = block_xy(tiles_x);
+  const int i0 = b.y * tr, j0 = b.x * TC;
+  const int tid = threadIdx.y * TC + threadIdx.x, nt = TC * blockDim.y, n = sh * NV;
 
-  // Issues the copy of tile t's window into `window`: vector q is row q / NV (a multiply and
-  // shift: NV is a compile-time constant), column (q % NV) * W - P. With P a whole number of
-  // vectors and w a multiple of W, a vector is wholly inside the image or wholly outside.
-  auto fetch = [&](int t, T* window) {
-    const int i0 = (t / tiles_x) * TR, j0 = (t % tiles_x) * TC;
+  // Load: sh rows of NV vectors, a flat index whose division by the compile-time NV is a
+  // multiply and shift; four vectors per thread in flight before the first store. With P a
+  // whole number of vectors and w a multiple of W, a vector is wholly inside or outside.
+  constexpr int kBatch = 4;
+  for (int q0 = tid; q0 < n; q0 += kBatch * nt) {
+    VT v[kBatch];
 #pragma unroll
-    for (int k = 0; k < PER; ++k) {
-      const int q = tid + k * NT;
-      if (N % NT != 0 && q >= N) break;
-      const int y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * W;
+    for (int k = 0; k < kBatch; ++k) {
+      const int q = q0 + k * nt, y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * W;
+      T e[W];
       if constexpr (kVec) {
-        const bool in = unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w);
-        copy16_async(window + q * W, in ? c.in + gy * c.ld_in + gx : c.in, in);
+        if (q < n && unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w))
+          V::unpack(*reinterpret_cast<const VT*>(c.in + gy * c.ld_in + gx), e);
+        else
+          for (int u = 0; u < W; ++u) e[u] = T(0);
       } else {
 #pragma unroll
         for (int u = 0; u < W; ++u)
-          window[q * W + u] = unsigned(gy) < unsigned(c.h) && unsigned(gx + u) < unsigned(c.w)
-                                  ? c.in[gy * c.ld_in + gx + u]
-                                  : T(0);
+          e[u] = q < n && unsigned(gy) < unsigned(c.h) && unsigned(gx + u) < unsigned(c.w) ? c.in[gy * c.ld_in + gx + u]
+                                                                                         : T(0);
+      }
+      v[k] = V::pack(e);
+    }
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k)
+      if (q0 + k * nt < n) reinterpret_cast<VT*>(tile)[q0 + k * nt] = v[k];
+  }
+  __syncthreads();
+
+  const int tx = threadIdx.x, r0 = threadIdx.y * ROWS, j = j0 + tx;
+  T acc[ROWS];
+#pragma unroll
+  for (int o = 0; o < ROWS; ++o) acc[o] = T(0);
+  const T* col = tile + r0 * SW + tx + (P - HALF);
+#pragma unroll
+  for (int fj = 0; fj < R; ++fj) {
+#pragma unroll
+    for (int y = 0; y < ROWS + R - 1; ++y) {
+      const T v = col[y * SW + fj];
+#pragma unroll
+      for (int o = 0; o < ROWS; ++o) {
+        const int fi = y - o;  // compile-time after unrolling: the branch disappears
+        if (fi >= 0 && fi < R) acc[o] += conv_filter<T>(fi * R + fj) * v;
       }
     }
-    copy_async_commit();
-  };
-
-  int t = blockIdx.x;
-  if (t >= tiles) return;
-  fetch(t, windows);
-  for (int it = 0; t < tiles; ++it) {
-    const int next = t + int(gridDim.x);
-    // The window being refilled was last read in the previous iteration, which every thread
-    // finished before that iteration's second barrier.
-    if (next < tiles) {
-      fetch(next, windows + ((it + 1) & 1) * SH * SW);
-      copy_async_wait<1>();  // this tile's copies are done; the next tile's may still fly
-    } else {
-      copy_async_wait<0>();
-    }
-    __syncthreads();  // every thread's copies of this tile are visible
-
-    const T* window = windows + (it & 1) * SH * SW;
-    const int tx = threadIdx.x, r0 = threadIdx.y * ROWS;
-    const int i0 = (t / tiles_x) * TR, j = (t % tiles_x) * TC + tx;
-    T acc[ROWS];
+  }
+  if (j < c.w) {
 #pragma unroll
-    for (int o = 0; o < ROWS; ++o) acc[o] = T(0);
-    const T* col = window + r0 * SW + tx + (P - HALF);
-#pragma unroll
-    for (int fj = 0; fj < R; ++fj) {
-#pragma unroll
-      for (int y = 0; y < ROWS + R - 1; ++y) {
-        const T x = col[y * SW + fj];
-#pragma unroll
-        for (int o = 0; o < ROWS; ++o) {
-          const int fi = y - o;  // compile-time after unrolling: the branch disappears
-          if (fi >= 0 && fi < R) acc[o] += conv_filter<T>(fi * R + fj) * x;
-        }
-      }
-    }
-    if (j < c.w) {
-#pragma unroll
-      for (int o = 0; o < ROWS; ++o)
-        if (i0 + r0 + o < c.h) c.out[(i0 + r0 + o) * c.ld_out + j] = acc[o];
-    }
-    __syncthreads();  // everyone is done reading this window before it is refilled
-    t = next;
+    for (int o = 0; o < ROWS; ++o)
+      if (i0 + r0 + o < c.h) c.out[(i0 + r0 + o) * c.ld_out + j] = acc[o];
   }
 }
 

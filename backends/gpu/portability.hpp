@@ -194,36 +194,3 @@ namespace tilekit::gpu {
 #else
 #define TILEKIT_LAUNCH_BOUNDS_OCC(max_threads, min_blocks) __launch_bounds__(max_threads, min_blocks)
 #endif
-
-// Asynchronous 16-byte copies from global to shared memory, so a block can fetch its next
-// tile while it computes on this one without holding the data in registers. On sm_80 and
-// later they are cp.async (zero-filling when `valid` is false); elsewhere (HIP, older NVIDIA)
-// they are plain copies that complete at once, which is correct but overlaps nothing.
-// Both addresses must be 16-byte aligned; `src` must be a valid address even when !valid.
-namespace tilekit::gpu {
-__device__ __forceinline__ void copy16_async(void* dst_shared, const void* src, bool valid) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0));
-#else
-  struct alignas(16) Bytes16 {
-    unsigned w[4];
-  };
-  *static_cast<Bytes16*>(dst_shared) = valid ? *static_cast<const Bytes16*>(src) : Bytes16{{0u, 0u, 0u, 0u}};
-#endif
-}
-// Closes the group of copies issued since the last commit.
-__device__ __forceinline__ void copy_async_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-// Waits until at most `kPending` of the committed groups are still in flight (this thread's
-// copies only: a __syncthreads() after it makes every thread's copies visible).
-template <int kPending>
-__device__ __forceinline__ void copy_async_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
-#endif
-}
-}  // namespace tilekit::gpu

@@ -28,7 +28,7 @@ int regs_of(Op op, Variant v, DType t, const TileConfig& tile) {
       if (v == Variant::tiled) return 31;
       return f64 ? 40 : 32;
     case Op::conv2d:
-      if (v == Variant::optimized) return f64 ? 46 : 32;
+      if (v == Variant::optimized) return f64 ? 64 : 32;
       return v == Variant::tiled ? (f64 ? 46 : 32) : 32;
   }
   return 32;
@@ -153,7 +153,7 @@ std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t) {
     return {{128, 128, 8}, {128, 64, 8}, {64, 64, 8}};
   }
   if (op == Op::transpose) return {{32, 32, 0}, {64, 64, 0}, {32, 64, 0}, {64, 32, 0}};
-  return {{kConvOptimizedRows, kConvOptimizedCols, 0}};
+  return {{kConvOptimizedRows, kConvOptimizedCols, 0}, {128, kConvOptimizedCols, 0}, {32, kConvOptimizedCols, 0}};
 }
 
 LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const TileConfig& req) {
@@ -261,10 +261,10 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         }
         const int per = opt ? kConvRowsPerThread : 1;
         check_tile_fits(p, t, optin_limit(d), where(d));
-        if (opt && unrolled && (t.rows != kConvOptimizedRows || t.cols != kConvOptimizedCols))
+        if (opt && unrolled && (t.rows % per != 0 || t.cols != kConvOptimizedCols))
           throw Error("conv2d optimized tile " + t.str() + ": the kernel is compiled for " +
-                      TileConfig{kConvOptimizedRows, kConvOptimizedCols, 0}.str() + " (each thread computes " +
-                      std::to_string(per) + " rows of one column)");
+                      std::to_string(kConvOptimizedCols) + " columns and rows a multiple of " + std::to_string(per) +
+                      " (each thread computes " + std::to_string(per) + " rows of one column)");
         if (opt && !unrolled && t.rows % per != 0)
           throw Error("conv2d optimized tile " + t.str() + ": rows must be a multiple of " + std::to_string(per));
         // The tiled kernel: about 256 threads, one per column, looping down the rows.
@@ -274,9 +274,8 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         pl.block_x = t.cols;
         pl.block_y = by;
         if (opt && unrolled) {
-          // Two windows: the next tile's is copied in while this one is computed on.
           const int pad = conv2d_optimized_pad(int(p.k), int(e));
-          pl.smem_bytes = 2 * std::size_t(t.rows + p.k - 1) * std::size_t(t.cols + 2 * pad) * e;
+          pl.smem_bytes = std::size_t(t.rows + p.k - 1) * std::size_t(t.cols + 2 * pad) * e;
           if (pl.smem_bytes > optin_limit(d))
             throw Error("conv2d optimized tile " + t.str() + " needs " + std::to_string(pl.smem_bytes) +
                         " bytes of scratch (with its vector padding), but " + where(d) + " offers " +
@@ -289,7 +288,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         if (!opt && t.rows % kConvTiledRowsPerThread == 0) pl.outputs_per_thread = t.rows / by;
         if (opt && unrolled)
           pl.kernel = "conv2d_optimized<" + dt + ", R=" + std::to_string(p.k) + " unrolled, " + std::to_string(per) +
-                      " rows per thread, persistent, 2 windows>";
+                      " rows per thread>";
         else if (opt)
           pl.kernel = "conv2d_tiled<" + dt + "> (R > " + std::to_string(kConvUnrolledMaxFilter) +
                       " has no unrolled kernel)";
