@@ -1,4 +1,4 @@
-# compute-sanitizer (CUDA 13.0) on the H200, 2026-11-21, git commit 748bc471effe083fc76169bc0ae593e8661186ad:
+# compute-sanitizer (CUDA 13.0) on the H200, 2026-11-21, git commit 8cb4648421f8ff306a2618ea6f27389ca67d580c:
 # backends/cuda/scripts/h200_check.sh sanitize runs, for each tool in memcheck racecheck synccheck initcheck,
 # each dtype and each tiled/optimized case listed in the script (odd shapes, multiples of 4, explicit tiles,
 # a conv filter past the unrolled sizes):
