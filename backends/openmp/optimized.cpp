@@ -115,18 +115,27 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
   if (!panels)
     throw Error(fmt::format("backend 'openmp': cannot allocate {} bytes for the packed B panels",
                             2 * panel_elems * sizeof(T)));
+  // The work of one K step: the grid's column parts times row chunks, about 8 units per
+  // thread, handed out in order from a shared counter. When every core is free the threads
+  // take turns and end up with equal shares, as a static split would; when another process
+  // takes a core, its thread takes fewer units instead of holding everyone at the barrier.
+  // Unit boundaries are whole micro-panels fixed by the problem and thread count, and each
+  // element's sum does not depend on which thread computes it, so results stay bitwise
+  // reproducible.
+  const index_t col_parts = grid.cols;
+  const index_t chunks = std::min(panels_m, ceil_div(8 * index_t(threads), col_parts));
+  const index_t units = chunks * col_parts;
+  std::atomic<index_t> next_unit{0};
   std::atomic<bool> out_of_memory{false};
 #pragma omp parallel num_threads(threads)
   {
-    // Static split: thread (r, c) of the grid always gets the same part of C.
-    const int id = omp_get_thread_num(), r = id / grid.cols, c = id % grid.cols;
-    const index_t m0 = std::min(g.m, panels_m * r / grid.rows * mr);
-    const index_t m1 = std::min(g.m, panels_m * (r + 1) / grid.rows * mr);
-    const index_t n0 = std::min(g.n, panels_n * c / grid.cols * nr);
-    const index_t n1 = std::min(g.n, panels_n * (c + 1) / grid.cols * nr);
+    const int id = omp_get_thread_num();
     void* a_pack = tls_a_pack.get(a_bytes);
     if (!a_pack) out_of_memory = true;
-    int step = 0;
+    // Units are numbered step * units + u across all steps; a thread that draws one of the
+    // next step's units keeps it for that step.
+    index_t mine = next_unit.fetch_add(1, std::memory_order_relaxed);
+    index_t step = 0;
     for (index_t jc = 0; jc < g.n; jc += nc3) {
       const index_t nb = std::min(nc3, g.n - jc), np = ceil_div(nb, nr);
       for (index_t pc = 0; pc < g.k; pc += kc, ++step) {
@@ -137,9 +146,15 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
         T* panel = panels + std::size_t(step % 2) * panel_elems;
         simd::gemm_pack_panel(g, simd::GemmPanel{pc, kb, jc, nb, np * id / threads, np * (id + 1) / threads}, panel);
 #pragma omp barrier
-        const index_t c0 = std::max(n0, jc), c1 = std::min(n1, jc + nb);
-        if (a_pack && m1 > m0 && c1 > c0)
-          simd::gemm_compute_step(g, simd::GemmStep{m0, m1, c0, c1, pc, kb, jc, mc, nc, a_pack}, panel);
+        for (const index_t end = (step + 1) * units; mine < end; mine = next_unit.fetch_add(1, std::memory_order_relaxed)) {
+          const index_t u = mine - step * units, q = u / col_parts, c = u % col_parts;
+          const index_t m0 = std::min(g.m, panels_m * q / chunks * mr);
+          const index_t m1 = std::min(g.m, panels_m * (q + 1) / chunks * mr);
+          const index_t c0 = std::max(std::min(g.n, panels_n * c / col_parts * nr), jc);
+          const index_t c1 = std::min(std::min(g.n, panels_n * (c + 1) / col_parts * nr), jc + nb);
+          if (a_pack && m1 > m0 && c1 > c0)
+            simd::gemm_compute_step(g, simd::GemmStep{m0, m1, c0, c1, pc, kb, jc, mc, nc, a_pack}, panel);
+        }
       }
     }
   }
