@@ -7,7 +7,8 @@ root=$(git -C "$(dirname "$0")" rev-parse --show-toplevel)
 out=$root/.device
 rm -rf "$out" && mkdir -p "$out/deps/include" "$out/deps/lib/x86_64-linux-gnu/cmake" "$out/deps/share/cmake"
 multi=/usr/lib/x86_64-linux-gnu
-cp -r /usr/include/fmt /usr/include/CLI /usr/include/nlohmann "$out/deps/include/"
+cp -r /usr/include/fmt /usr/include/CLI /usr/include/nlohmann /usr/include/hwy "$out/deps/include/"
+cp -P $multi/libhwy.so* "$out/deps/lib/x86_64-linux-gnu/"  # Highway: the openmp backend's SIMD dispatch
 cp -r $multi/cmake/fmt "$out/deps/lib/x86_64-linux-gnu/cmake/"
 cp -P $multi/libfmt.so* "$out/deps/lib/x86_64-linux-gnu/"
 cp -r /usr/share/cmake/CLI11 /usr/share/cmake/nlohmann_json "$out/deps/share/cmake/"
