@@ -298,6 +298,89 @@ TEST(TileChoiceDevices, WavefrontSizeIsReadFromThePropertiesNotAssumed) {
         for (const Problem& p : problems(op, t)) expect_launchable(rdna, v, p, plan_launch(rdna, v, p, {}));
 }
 
+// ---- occupancy floor of the bandwidth-bound automatic tiles ----------------------------------
+
+std::string tile_str(int rows, int cols) { return TileConfig{rows, cols, 0}.str(); }
+
+// The optimized transpose takes the largest compiled tile that keeps at least half of the
+// device's threads resident. On the H200 that is 64x64 in both types (measured the fastest
+// there); on a 64 KiB-LDS CU a 64x64 tile leaves one (double) or three (float) workgroups,
+// so the MI250X gets 64x32 in float and 32x32 in double.
+TEST(TileChoiceDevices, OptimizedTransposeTileKeepsHalfTheThreadsResident) {
+  for (DType t : kAllDTypes) {
+    const Problem p{Op::transpose, t, 8192, 8192, 0};
+    const LaunchPlan nv = plan_launch(h200(), Variant::optimized, p, {});
+    EXPECT_EQ(nv.tile.str(), tile_str(64, 64)) << to_string(t);
+    for (const auto& nd : kDevices) {
+      const DeviceProps d = nd.make();
+      const LaunchPlan pl = plan_launch(d, Variant::optimized, p, {});
+      EXPECT_GE(pl.occupancy.fraction, 0.5) << describe(d, Variant::optimized, p, pl);
+    }
+  }
+  const Problem pf{Op::transpose, DType::f32, 8192, 8192, 0}, pd{Op::transpose, DType::f64, 8192, 8192, 0};
+  EXPECT_EQ(plan_launch(mi250x(), Variant::optimized, pf, {}).tile.str(), tile_str(64, 32));
+  EXPECT_EQ(plan_launch(mi250x(), Variant::optimized, pd, {}).tile.str(), tile_str(32, 32));
+  // Before the floor: one 33 KB double workgroup per CU (12.5%).
+  EXPECT_EQ(plan_launch(mi250x(), Variant::optimized, pd, {64, 64, 0}).occupancy.blocks_per_sm, 1);
+}
+
+// The tiled conv2d takes the largest square tile whose window fits the per-block limit, then,
+// if that leaves less than half the threads resident, a smaller one. The H200 keeps its
+// choices (64x64 up to R = 9, where the kernel is compiled for that width; R = 31 in double
+// 32x32); on the MI250X, where the per-block limit is the CU's whole LDS, the floor moves the
+// float tiles to 32 rows (still the compiled 64-wide kernel) and, where 50% is out of reach
+// (double: eight rows per thread need 64 KB of window for 1024 resident threads), takes the
+// tile with the most resident threads: never fewer than before.
+TEST(TileChoiceDevices, TiledConv2dTileHasAnOccupancyFloor) {
+  for (DType t : kAllDTypes)
+    for (index_t r : {1, 3, 5, 7, 9, 15, 31}) {
+      const Problem p{Op::conv2d, t, 4096, 4096, r};
+      const LaunchPlan nv = plan_launch(h200(), Variant::tiled, p, {});
+      const TileConfig before = t == DType::f64 && r == 31 ? TileConfig{32, 32, 0} : TileConfig{64, 64, 0};
+      EXPECT_EQ(nv.tile.str(), before.str()) << to_string(t) << " R=" << r;
+      EXPECT_GE(nv.occupancy.fraction, 0.5) << describe(h200(), Variant::tiled, p, nv);
+      for (const DeviceProps& amd : {mi250x(), mi300x()}) {
+        const LaunchPlan pl = plan_launch(amd, Variant::tiled, p, {});
+        SCOPED_TRACE(describe(amd, Variant::tiled, p, pl));
+        expect_launchable(amd, Variant::tiled, p, pl);
+        // The old rule's tile on this device (64x64 fits 64 KiB for every R here but double 31).
+        const LaunchPlan old = plan_launch(amd, Variant::tiled, p, before);
+        EXPECT_GE(pl.occupancy.fraction, old.occupancy.fraction);
+        if (old.occupancy.fraction < 0.5) {
+          EXPECT_NE(pl.tile.str(), old.tile.str());
+        }
+        if (t == DType::f32 && r <= 9) {
+          EXPECT_GE(pl.occupancy.fraction, 0.5);
+          EXPECT_EQ(pl.tile.cols, kConvTiledCols) << "keeps the compiled width";
+        }
+      }
+    }
+  const Problem f5{Op::conv2d, DType::f32, 8192, 8192, 5}, d5{Op::conv2d, DType::f64, 8192, 8192, 5};
+  EXPECT_EQ(plan_launch(mi250x(), Variant::tiled, f5, {}).tile.str(), tile_str(32, 64));
+  EXPECT_EQ(plan_launch(mi250x(), Variant::tiled, f5, {64, 64, 0}).occupancy.blocks_per_sm, 3);
+  EXPECT_EQ(plan_launch(mi250x(), Variant::tiled, f5, {}).occupancy.blocks_per_sm, 6);
+  EXPECT_EQ(plan_launch(mi250x(), Variant::tiled, d5, {64, 64, 0}).occupancy.blocks_per_sm, 1);
+  EXPECT_GE(plan_launch(mi250x(), Variant::tiled, d5, {}).occupancy.blocks_per_sm, 3);
+}
+
+// Refusals name the limit that exists: NVIDIA's opt-in maximum, or AMD's per-block LDS.
+TEST(TileChoiceDevices, RefusalsNameTheRightSharedMemoryLimit) {
+  const Problem p{Op::gemm, DType::f64, 1024, 1024, 1024};
+  try {
+    plan_launch(mi250x(), Variant::tiled, p, {32, 32, 160});
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).find("opt-in shared"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no opt-in"), std::string::npos) << e.what();
+  }
+  try {
+    plan_launch(h200(), Variant::tiled, p, {32, 32, 1024});
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("opt-in shared memory"), std::string::npos) << e.what();
+  }
+}
+
 // ---- the occupancy estimate itself ----------------------------------------------------------
 
 TEST(Occupancy, ThreadLimitCountsWholeWavefronts) {

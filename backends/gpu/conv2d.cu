@@ -2,25 +2,70 @@
 // translation unit, so the copy into it is made here too.
 #include "conv2d.cuh"
 
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+
 namespace tilekit::gpu {
 namespace {
 
 // R <= 9 is compiled; so is the automatic tile width (tile_choice.cpp's kConvTiledCols).
-template <class T, int kCols>
+template <class T, int kCols, class S = ConvTiledDefault>
 const void* tiled_kernel_w(int r) {
   switch (r) {
-    case 1: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 1, kCols>);
-    case 3: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 3, kCols>);
-    case 5: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 5, kCols>);
-    case 7: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 7, kCols>);
-    case 9: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 9, kCols>);
-    default: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 0, kCols>);
+    case 1: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 1, kCols, S>);
+    case 3: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 3, kCols, S>);
+    case 5: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 5, kCols, S>);
+    case 7: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 7, kCols, S>);
+    case 9: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 9, kCols, S>);
+    default: return reinterpret_cast<const void*>(&conv2d_tiled_kernel<T, 0, kCols, S>);
   }
+}
+
+// TILEKIT_CONV_TILED (a measuring knob, read once) overrides conv2d_tiled_choice for the
+// compiled 64-wide tiled kernel: "regs8" (batches of four rows through registers, 8 rows per
+// thread), "async8" or "async16" (asynchronous copies, 8 or 16 rows per thread). Unset or
+// unknown: the choice tile_choice plans for.
+struct TiledMode {
+  bool set;
+  ConvTiledChoice choice;
+};
+TiledMode tiled_override() {
+  static const TiledMode m = [] {
+    const char* e = std::getenv("TILEKIT_CONV_TILED");
+    const std::string v = e ? e : "";
+    if (v == "regs8") return TiledMode{true, {8, false}};
+    if (v == "async8") return TiledMode{true, {8, true}};
+    if (v == "async16") return TiledMode{true, {16, true}};
+    return TiledMode{false, {8, false}};
+  }();
+  return m;
+}
+template <class T>
+ConvTiledChoice tiled_choice(int r) {
+  const TiledMode m = tiled_override();
+  return m.set ? m.choice : conv2d_tiled_choice(r, int(sizeof(T)));
 }
 
 template <class T>
 const void* tiled_kernel(int r, int cols) {
-  return cols == kConvTiledCols && r <= 9 ? tiled_kernel_w<T, kConvTiledCols>(r) : tiled_kernel_w<T, 0>(r);
+  if (cols != kConvTiledCols || r > 9) return tiled_kernel_w<T, 0>(r);
+  constexpr int W = kConvTiledCols;
+  const ConvTiledChoice m = tiled_choice<T>(r);
+  if (!m.async) return tiled_kernel_w<T, W, ConvTiledShape<8, false>>(r);
+  return m.rows == 16 ? tiled_kernel_w<T, W, ConvTiledShape<16, true>>(r)
+                      : tiled_kernel_w<T, W, ConvTiledShape<8, true>>(r);
+}
+
+// The plan already shapes the block for conv2d_tiled_choice; under TILEKIT_CONV_TILED the
+// rows per thread may differ, and with them how many row threads have work.
+template <class T>
+LaunchPlan tiled_plan(const LaunchPlan& pl, int r) {
+  LaunchPlan q = pl;
+  const ConvTiledChoice m = tiled_choice<T>(r);
+  if (!tiled_override().set || pl.tile.cols != kConvTiledCols || r > 9 || pl.tile.rows % m.rows != 0) return q;
+  q.block_y = std::max(1, std::min(pl.tile.rows / m.rows, std::max(1, 256 / q.block_x)));
+  return q;
 }
 
 template <class T, bool kVec>
@@ -74,7 +119,7 @@ void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& pl, gpuS
     launch_kernel(k, pl, tx * ty, args, s, "conv2d_optimized_kernel");
     return;
   }
-  launch_kernel(tiled_kernel<T>(c.r, pl.tile.cols), pl, tx * ty, args, s, "conv2d_tiled_kernel");
+  launch_kernel(tiled_kernel<T>(c.r, pl.tile.cols), tiled_plan<T>(pl, c.r), tx * ty, args, s, "conv2d_tiled_kernel");
 }
 
 const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan& pl) {

@@ -73,17 +73,58 @@ __device__ __forceinline__ void conv2d_load_tile(const Conv2dParams<T>& c, T* ti
   }
 }
 
+// The same window loaded with asynchronous element copies (portability.hpp): every thread
+// issues all of its ~sh * sw / threads copies before waiting once, so the block's whole
+// window is one round trip to memory instead of one per batch of four rows (the H200 measured
+// the batched loads as the tiled kernel's main cost: NOTES.md). The flat index q walks the
+// window row-major, which is also its shared-memory index; (y, x) advance without a division.
+template <class T>
+__device__ __forceinline__ void conv2d_load_tile_async(const Conv2dParams<T>& c, T* tile, int r, int tr, int tc,
+                                                       int i0, int j0) {
+  const int half = r / 2, sw = tc + r - 1, n = (tr + r - 1) * sw;
+  const int nt = blockDim.x * blockDim.y, tid = threadIdx.y * blockDim.x + threadIdx.x;
+  const int dy = nt / sw, dx = nt - dy * sw;
+  int y = tid / sw, x = tid - y * sw;
+  for (int q = tid; q < n; q += nt) {
+    const int gy = i0 - half + y, gx = j0 - half + x;
+    const bool ok = unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w);
+    copy_async(tile + q, ok ? c.in + gy * c.ld_in + gx : c.in, ok);
+    x += dx;
+    y += dy;
+    if (x >= sw) {
+      x -= sw;
+      ++y;
+    }
+  }
+  copy_async_wait_all();
+}
+
+// How the tiled kernel is compiled for one (R, width): kRows output rows per thread down a
+// column; kAsync: the window loads with conv2d_load_tile_async where the target has
+// asynchronous copies (tile_choice.hpp's conv2d_tiled_choice says where that measured faster).
+template <int kRows_, bool kAsync_>
+struct ConvTiledShape {
+  static constexpr int kRows = kRows_;
+  static constexpr bool kAsync = kAsync_;
+};
+using ConvTiledDefault = ConvTiledShape<kConvTiledRowsPerThread, false>;
+
 // Block: tile cols x (some rows) threads. kR > 0: R fixed at compile time; kCols > 0: the
 // tile width too (the automatic one), so that window addresses are a register plus an
 // immediate instead of a multiply by the run-time row length.
-template <class T, int kR, int kCols>
+template <class T, int kR, int kCols, class S = ConvTiledDefault>
 __global__ void conv2d_tiled_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
   extern __shared__ __align__(16) unsigned char conv2d_smem[];
   T* tile = reinterpret_cast<T*>(conv2d_smem);
   const int r = kR > 0 ? kR : c.r, tr = tile_rows, tc = kCols > 0 ? kCols : int(blockDim.x), sw = tc + r - 1;
   const BlockXY b = block_xy(tiles_x);
   const int i0 = b.y * tr, j0 = b.x * tc;
-  conv2d_load_tile(c, tile, r, tr, tc, i0, j0);
+#if TILEKIT_GPU_ASYNC_COPY
+  if constexpr (S::kAsync)
+    conv2d_load_tile_async(c, tile, r, tr, tc, i0, j0);
+  else
+#endif
+    conv2d_load_tile(c, tile, r, tr, tc, i0, j0);
   __syncthreads();
   const int tx = threadIdx.x, j = j0 + tx;
   if constexpr (kR > 0) {
@@ -91,7 +132,7 @@ __global__ void conv2d_tiled_kernel(Conv2dParams<T> c, int tile_rows, int tiles_
     // rows, so each shared value read feeds up to kRows FMAs ((kRows + R - 1) * R reads for
     // kRows * R * R FMAs: 10 per output instead of 25 at R = 5). Shared-memory reads, not
     // DRAM, bound this kernel without it.
-    constexpr int kRows = kConvTiledRowsPerThread;
+    constexpr int kRows = S::kRows;
     if (tr % kRows == 0) {
       for (int r0 = threadIdx.y * kRows; r0 < tr; r0 += blockDim.y * kRows) {
         T acc[kRows];
@@ -99,14 +140,16 @@ __global__ void conv2d_tiled_kernel(Conv2dParams<T> c, int tile_rows, int tiles_
         for (int o = 0; o < kRows; ++o) acc[o] = T(0);
         const T* col = tile + r0 * sw + tx;
 #pragma unroll
-        for (int y = 0; y < kRows + kR - 1; ++y)
+        for (int y = 0; y < kRows + kR - 1; ++y) {
+          T v[kR];
 #pragma unroll
-          for (int fj = 0; fj < kR; ++fj) {
-            const T v = col[y * sw + fj];
+          for (int fj = 0; fj < kR; ++fj) v[fj] = col[y * sw + fj];
+#pragma unroll
+          for (int fj = 0; fj < kR; ++fj)
 #pragma unroll
             for (int o = 0; o < kRows; ++o)
-              if (y - o >= 0 && y - o < kR) acc[o] += conv_filter<T>((y - o) * kR + fj) * v;
-          }
+              if (y - o >= 0 && y - o < kR) acc[o] += conv_filter<T>((y - o) * kR + fj) * v[fj];
+        }
         if (j < c.w) {
 #pragma unroll
           for (int o = 0; o < kRows; ++o)
@@ -192,7 +235,9 @@ __global__ TILEKIT_LAUNCH_BOUNDS(1024) void conv2d_optimized_kernel(Conv2dParams
 #pragma unroll
   for (int o = 0; o < ROWS; ++o) acc[o] = T(0);
   const T* col = tile + r0 * SW + tx + (P - HALF);
-#pragma unroll
+  // One filter column per iteration: its R taps feed the ROWS + R - 1 window values below it.
+  // Unrolled on NVIDIA only (portability.hpp): on AMD, rolled, R taps are live instead of R^2.
+  TILEKIT_UNROLL_CONSTANT_TAPS
   for (int fj = 0; fj < R; ++fj) {
 #pragma unroll
     for (int y = 0; y < ROWS + R - 1; ++y) {

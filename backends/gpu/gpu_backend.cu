@@ -158,8 +158,15 @@ double GpuBackend::time_seconds(const std::function<void()>& fn) {
 }
 
 LaunchPlan GpuBackend::plan(Variant v, const Problem& p, const TileConfig& t) const {
-  // Without a device, plan for the datasheet H200 so that tile validation still answers.
-  return plan_launch(available_ ? props_ : DeviceProps::h200(), v, p, t);
+  // Without a device, plan for a datasheet device of the vendor this copy is compiled for
+  // (an MI250X GCD for hip, an H200 for cuda) so that tile validation still answers, with
+  // that vendor's limits (AMD: 64 KiB of LDS, no opt-in, 64-wide wavefronts).
+#if defined(__HIPCC__)
+  static const DeviceProps fallback = DeviceProps::mi250x();
+#else
+  static const DeviceProps fallback = DeviceProps::h200();
+#endif
+  return plan_launch(available_ ? props_ : fallback, v, p, t);
 }
 
 TileConfig GpuBackend::resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const {

@@ -190,3 +190,47 @@ namespace tilekit::gpu {
 #else
 #define TILEKIT_LAUNCH_BOUNDS_OCC(max_threads, min_blocks) __launch_bounds__(max_threads, min_blocks)
 #endif
+
+// Unrolling a loop over filter taps read from __constant__ memory: fully on NVIDIA, where an
+// FFMA takes a constant-bank operand directly and an unrolled tap costs no register; rolled
+// on AMD, where a VALU instruction cannot read memory, every tap is first loaded into a scalar
+// register, and a fully unrolled R x R loop keeps all R^2 of them live (spilling to scratch
+// from R = 9 in float, R = 7 in double: bench/results/resource-usage.md).
+#if defined(__HIPCC__)
+#define TILEKIT_UNROLL_CONSTANT_TAPS _Pragma("unroll 1")
+#else
+#define TILEKIT_UNROLL_CONSTANT_TAPS _Pragma("unroll")
+#endif
+
+// Asynchronous element copies from global to shared memory: a thread issues all of its
+// copies and waits once, so a block's whole input window is in flight together and no
+// register holds it on the way (cp.async on sm_80+; `valid` false zero-fills the element
+// without reading `src`, which must still be a valid address). Elsewhere (HIP, older NVIDIA)
+// TILEKIT_GPU_ASYNC_COPY is 0 and callers use their register-staged path instead; the
+// functions below then degrade to plain copies, correct but overlapping nothing.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define TILEKIT_GPU_ASYNC_COPY 1
+#else
+#define TILEKIT_GPU_ASYNC_COPY 0
+#endif
+namespace tilekit::gpu {
+template <class T>
+__device__ __forceinline__ void copy_async(T* dst_shared, const T* src, bool valid) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "cp.async copies 4, 8 or 16 bytes");
+#if TILEKIT_GPU_ASYNC_COPY
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(int(sizeof(T))),
+               "r"(valid ? int(sizeof(T)) : 0)
+               : "memory");
+#else
+  *dst_shared = valid ? *src : T(0);
+#endif
+}
+// Waits for all of this thread's copies (a __syncthreads() after it makes every thread's
+// copies visible to the block).
+__device__ __forceinline__ void copy_async_wait_all() {
+#if TILEKIT_GPU_ASYNC_COPY
+  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
+#endif
+}
+}  // namespace tilekit::gpu

@@ -12,8 +12,10 @@ namespace {
 std::string shape(const TileConfig& t) { return t.str(); }
 
 // Registers per thread of each kernel on sm_90 (float / double), read from `nvcc -Xptxas -v`
-// (bench/results/cuda-resource-usage.txt). Only the estimate uses them: the backend asks the
-// runtime for the real occupancy of the compiled kernel.
+// (bench/results/resource-usage.md). They are NVIDIA figures on every device: on AMD the
+// same kernels take other VGPR counts (the same table, gfx90a/gfx940 columns), so there the
+// estimate is rougher. Only the estimate uses them: the backend asks the runtime for the real
+// occupancy of the compiled kernel.
 int regs_of(Op op, Variant v, DType t, const TileConfig& tile) {
   const bool f64 = t == DType::f64;
   switch (op) {
@@ -46,9 +48,17 @@ void naive_block(const DeviceProps& d, LaunchPlan& pl) {
 
 std::size_t optin_limit(const DeviceProps& d) { return std::max(d.smem_per_block, d.smem_per_block_optin); }
 
+// Names the limit in refusals: NVIDIA's opt-in maximum, or (AMD, where there is no opt-in)
+// the plain per-block limit.
 std::string where(const DeviceProps& d) {
-  return d.name.empty() ? std::string("the device") : d.name + " (opt-in shared memory per block)";
+  const char* what = d.smem_per_block_optin > d.smem_per_block ? " (opt-in shared memory per block)"
+                                                                : " (shared memory/LDS per block, no opt-in)";
+  return (d.name.empty() ? std::string("the device") : d.name) + what;
 }
+
+// Automatic tiles of the bandwidth-bound kernels (transpose, conv2d) keep at least this
+// fraction of the device's threads resident when a smaller tile allows it.
+constexpr double kOccupancyFloor = 0.5;
 
 void check_threads(const DeviceProps& d, const Problem& p, const TileConfig& t, int threads, const char* why) {
   if (threads > d.max_threads_per_block || threads < 1)
@@ -232,7 +242,22 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         pl.outputs_per_thread = (t.rows + by - 1) / by;
         pl.kernel = "transpose_tiled<" + dt + ", unpadded>";
       } else {
-        TileConfig t = req.is_auto() ? TileConfig{64, 64, 0} : req;
+        TileConfig t = req;
+        if (t.is_auto()) {
+          // The largest compiled tile (more bytes in flight per thread: 64x64 measured best on
+          // the H200) whose shared tiles still leave at least half the device's threads
+          // resident; on a 64 KiB-LDS CU a 64x64 tile holds 1 (double) or 3 (float) workgroups
+          // per CU, so there it takes 32x32 (double) and 64x32 (float). None reaching 50%: the
+          // one with the most.
+          const TileConfig prefer[] = {{64, 64, 0}, {64, 32, 0}, {32, 64, 0}, {32, 32, 0}};
+          double best = -1;
+          for (const TileConfig& c : prefer) {
+            const double f =
+                estimate_occupancy(d, 256, std::size_t(c.rows) * (c.cols + 1) * e, regs_of(p.op, v, p.dtype, c)).fraction;
+            if (f > best) best = f, t = c;
+            if (f >= kOccupancyFloor) break;
+          }
+        }
         check_tile_fits(p, t, optin_limit(d), where(d));
         check_compiled(p.op, v, p.dtype, t);
         pl.tile = t;
@@ -251,6 +276,23 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
       } else {
         const bool opt = v == Variant::optimized;
         const bool unrolled = p.k <= kConvUnrolledMaxFilter;
+        // The tiled kernel: about 256 threads, one per column, stepping down it; with R
+        // compiled (<= 9) `rows` at a time when the tile's rows allow (conv2d_tiled_choice for
+        // the compiled 64-wide tile, kConvTiledRowsPerThread otherwise), and then no more row
+        // threads than row groups.
+        auto tiled_rows = [&](const TileConfig& t) {
+          return t.cols == kConvTiledCols ? conv2d_tiled_choice(int(p.k), int(e)).rows : kConvTiledRowsPerThread;
+        };
+        auto tiled_block = [&](const TileConfig& t, int& bx, int& by) {
+          const bool coarse = p.k <= 9 && t.rows % tiled_rows(t) == 0;
+          bx = t.cols;
+          by = std::max(1, std::min(t.rows, std::max(1, 256 / bx)));
+          if (!coarse) return;
+          // Fewer row threads when there are fewer row groups, but never part of a warp.
+          int capped = std::min(by, t.rows / tiled_rows(t));
+          while (capped < by && (bx * capped) % warp != 0) ++capped;
+          by = capped;
+        };
         TileConfig t = req;
         if (t.is_auto() && opt) t = TileConfig{kConvOptimizedRows, kConvOptimizedCols, 0};
         if (t.is_auto()) {
@@ -258,6 +300,28 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
           // re-read less halo and give each thread more rows.
           t = TileConfig{64, kConvTiledCols, 0};
           while (t.rows > 8 && tile_scratch_bytes(p, t) > d.smem_per_block) t = TileConfig{t.rows / 2, t.cols / 2, 0};
+          // ...unless its window leaves less than half the device's threads resident, as where
+          // the per-block limit is the whole CU's LDS (AMD: 64 KiB, one 64x64 double window
+          // per CU). Then the first smaller tile that reaches the floor (keeping the compiled
+          // 64-wide kernel as long as possible), or failing that the one with the most
+          // resident threads.
+          auto occ = [&](const TileConfig& c) {
+            int bx = 0, by = 0;
+            tiled_block(c, bx, by);
+            if (tile_scratch_bytes(p, c) > d.smem_per_block) return -1.0;
+            return estimate_occupancy(d, bx * by, tile_scratch_bytes(p, c), regs_of(p.op, v, p.dtype, c)).fraction;
+          };
+          double best = occ(t);
+          if (best < kOccupancyFloor) {
+            const TileConfig first = t;
+            for (const TileConfig& c : {TileConfig{32, 64, 0}, TileConfig{32, 32, 0}, TileConfig{16, 64, 0},
+                                        TileConfig{16, 32, 0}, TileConfig{8, 64, 0}, TileConfig{8, 32, 0}}) {
+              if (c.rows * c.cols >= first.rows * first.cols) continue;
+              const double f = occ(c);
+              if (f > best) best = f, t = c;
+              if (f >= kOccupancyFloor) break;
+            }
+          }
         }
         const int per = opt ? kConvRowsPerThread : 1;
         check_tile_fits(p, t, optin_limit(d), where(d));
@@ -267,11 +331,11 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                       " (each thread computes " + std::to_string(per) + " rows of one column)");
         if (opt && !unrolled && t.rows % per != 0)
           throw Error("conv2d optimized tile " + t.str() + ": rows must be a multiple of " + std::to_string(per));
-        // The tiled kernel: about 256 threads, one per column, looping down the rows.
-        const int by = opt ? t.rows / per : std::max(1, std::min(t.rows, std::max(1, 256 / t.cols)));
-        check_threads(d, p, t, t.cols * by, "one per column of the tile");
+        int bx = t.cols, by = opt ? t.rows / per : 1;
+        if (!opt) tiled_block(t, bx, by);
+        check_threads(d, p, t, bx * by, "one per column of the tile");
         pl.tile = t;
-        pl.block_x = t.cols;
+        pl.block_x = bx;
         pl.block_y = by;
         if (opt && unrolled) {
           const int pad = conv2d_optimized_pad(int(p.k), int(e));
@@ -284,8 +348,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
           pl.smem_bytes = tile_scratch_bytes(p, t);
         }
         pl.dynamic_smem_bytes = pl.smem_bytes;
-        pl.outputs_per_thread = (t.rows + by - 1) / by;
-        if (!opt && t.rows % kConvTiledRowsPerThread == 0) pl.outputs_per_thread = t.rows / by;
+        pl.outputs_per_thread = (t.rows + by - 1) / by * ((t.cols + bx - 1) / bx);
         if (opt && unrolled)
           pl.kernel = "conv2d_optimized<" + dt + ", R=" + std::to_string(p.k) + " unrolled, " + std::to_string(per) +
                       " rows per thread>";
@@ -294,11 +357,13 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                       " has no unrolled kernel)";
         else
           pl.kernel = "conv2d_tiled<" + dt + (p.k <= 9 ? ", R=" + std::to_string(p.k) + " unrolled" : std::string()) +
-                      (p.k <= 9 && t.rows % kConvTiledRowsPerThread == 0
-                           ? ", " + std::to_string(kConvTiledRowsPerThread) + " rows per thread"
+                      (p.k <= 9 && t.rows % tiled_rows(t) == 0
+                           ? ", " + std::to_string(tiled_rows(t)) + " rows per thread"
                            : std::string()) +
-                      (p.k <= 9 && t.cols == kConvTiledCols ? ", " + std::to_string(t.cols) + " wide compiled"
-                                                             : std::string()) +
+                      (p.k <= 9 && t.cols == kConvTiledCols
+                           ? ", " + std::to_string(t.cols) + " wide compiled" +
+                                 (conv2d_tiled_choice(int(p.k), int(e)).async ? ", asynchronous loads" : "")
+                           : std::string()) +
                       ">";
       }
       break;

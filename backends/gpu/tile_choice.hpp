@@ -88,6 +88,23 @@ inline constexpr int kConvOptimizedRows = 64, kConvOptimizedCols = 32;
 // and the width of its automatic tile (compiled in for R <= 9; other widths run too).
 inline constexpr int kConvTiledRowsPerThread = 8;
 inline constexpr int kConvTiledCols = 64;
+// The compiled 64-wide tiled kernel's shape for filter size r and element size: rows per
+// thread, and whether the window loads with asynchronous copies (all of a thread's elements
+// in flight at once; cp.async on sm_80+, the register-staged loads elsewhere) instead of
+// batches of four rows through registers. The best measured on the H200 at 8192^2
+// (bench/results/h200-conv2d-tiled.txt): asynchronous loads win where the compute is light
+// (float R <= 3) and for double R = 5 with 16 rows; elsewhere their per-element address
+// arithmetic costs more issue slots than the latency they hide. Other widths and R > 9: 8
+// rows, register-staged. TILEKIT_CONV_TILED overrides it (conv2d.cu).
+struct ConvTiledChoice {
+  int rows;
+  bool async;
+};
+constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes) {
+  if (elem_bytes == 4 && r <= 3) return {8, true};
+  if (elem_bytes == 8 && r == 5) return {16, true};
+  return {kConvTiledRowsPerThread, false};
+}
 constexpr int conv2d_optimized_pad(int r, int elem_bytes) {
   return (r / 2 + 16 / elem_bytes - 1) / (16 / elem_bytes) * (16 / elem_bytes);
 }
