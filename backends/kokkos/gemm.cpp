@@ -12,6 +12,9 @@
 // register across K steps: those run the same kernel with the accumulators in scratch.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "kokkos.hpp"
@@ -59,8 +62,14 @@ void gemm_naive(const GemmArgs<T>& args) {
 // Persistent: the team has one thread per micro-tile, which keeps its accumulators in registers
 // for the whole K loop. Otherwise a team of any size walks the micro-tiles in every K step and
 // adds its partial sums to an accumulator tile in scratch.
-template <class T, int R, bool Persistent, int S = 0>
+// Direct (fixed tiles only, team of exactly S * S threads): the load phase as PMPP writes it,
+// thread (ty, tx) copying A(ty, tx) and B(ty, tx) of the phase's tiles, both global loads issued
+// before either scratch store. Otherwise the tiles are filled by two TeamThreadRange loops
+// (for_each_in_tile), which work for any team size but whose second loop's load cannot be issued
+// before the first loop's store has its data: two global-memory latencies per K step, not one.
+template <class T, int R, bool Persistent, int S = 0, bool Direct = false>
 struct GemmTeam {
+  static_assert(!Direct || (S > 0 && R == 1 && Persistent), "direct loads need a fixed tile, one thread per element");
   // The 32 x 32 textbook tile is a 1024-thread block on GPUs: bound it so that two blocks share a
   // multiprocessor (at most 32 registers a thread), as raw CUDA's __launch_bounds__(1024, 2).
   using Policy = typename std::conditional<S == 32 && Persistent, Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<1024, 2>>,
@@ -144,14 +153,23 @@ struct GemmTeam {
     for (int p0 = 0; p0 < g.k; p0 += TK) {
       // Load phase: coalesced rows of A and B, zeros outside the matrices so the compute phase
       // needs no bounds checks.
-      for_each_in_tile(team, TM, TK, [&](const int r, const int q) {
-        const int gi = i0 + r, gq = p0 + q;
-        sa[r * TK + q] = (gi < g.m && gq < g.k) ? g.a[gi * g.lda + gq] : T(0);
-      });
-      for_each_in_tile(team, TK, TN, [&](const int q, const int c) {
-        const int gq = p0 + q, gj = j0 + c;
-        sb[q * TN + c] = (gq < g.k && gj < g.n) ? g.b[gq * g.ldb + gj] : T(0);
-      });
+      if constexpr (Direct) {
+        const int t = team.team_rank(), ty = t / S, tx = t - ty * S;
+        const int gi = i0 + ty, ga = p0 + tx, gb = p0 + ty, gj = j0 + tx;
+        const T av = (gi < g.m && ga < g.k) ? g.a[gi * g.lda + ga] : T(0);
+        const T bv = (gb < g.k && gj < g.n) ? g.b[gb * g.ldb + gj] : T(0);
+        sa[t] = av;
+        sb[t] = bv;
+      } else {
+        for_each_in_tile(team, TM, TK, [&](const int r, const int q) {
+          const int gi = i0 + r, gq = p0 + q;
+          sa[r * TK + q] = (gi < g.m && gq < g.k) ? g.a[gi * g.lda + gq] : T(0);
+        });
+        for_each_in_tile(team, TK, TN, [&](const int q, const int c) {
+          const int gq = p0 + q, gj = j0 + c;
+          sb[q * TN + c] = (gq < g.k && gj < g.n) ? g.b[gq * g.ldb + gj] : T(0);
+        });
+      }
       team.team_barrier();  // the tiles are complete before anyone reads them
       if (Persistent) {
         if (team.team_rank() < TX * TY) multiply(team.team_rank(), sa, sb, acc);
@@ -359,6 +377,24 @@ constexpr int kOptR = 8;
 // Tiles of the tiled kernel compiled with fixed sizes.
 constexpr int kFixedTiles[] = {32, 16};
 
+// How the fixed-tile textbook kernels (32 x 32, 16 x 16) fill their tiles, read once from
+// TILEKIT_KOKKOS_TILED (a measurement knob; unset: direct):
+//   direct   thread (ty, tx) loads one element of each tile, both loads before the stores
+//            (H200, 4096^3 float: 8287 GFLOP/s, the CUDA backend's kernel 8275)
+//   ranges   the tiles are filled by TeamThreadRange loops (for_each_in_tile): 7021 GFLOP/s
+// bench/results/kokkos-h200-tiled.txt has the measurement.
+inline bool tiled_direct_loads() {
+  static const bool direct = [] {
+    const char* e = std::getenv("TILEKIT_KOKKOS_TILED");
+    if (!e || !*e) return true;
+    const std::string v(e);
+    if (v != "direct" && v != "ranges")
+      throw std::invalid_argument("TILEKIT_KOKKOS_TILED=" + v + ": expected direct or ranges");
+    return v == "direct";
+  }();
+  return direct;
+}
+
 template <class Functor, class Policy = TeamPolicy>
 int team_max(const Functor& f, std::size_t scratch) {
   Policy policy(1, 1);
@@ -426,7 +462,11 @@ Plan plan(Variant v, const Problem& p, const TileConfig& t) {
     pl.launch.kernel = r == 1 ? "one thread per element of C, accumulator in a register"
                               : "one thread per " + std::to_string(r) + "x" + std::to_string(r) +
                                     " block of C, accumulators in registers";
-    if (pl.kind != Kind::team_persistent) pl.launch.kernel += ", tile fixed at compile time";
+    if (pl.kind != Kind::team_persistent) {
+      pl.launch.kernel += ", tile fixed at compile time, ";
+      pl.launch.kernel += tiled_direct_loads() ? "one element of A and of B loaded per thread"
+                                               : "tiles loaded by TeamThreadRange loops";
+    }
     return pl;
   }
   pl.kind = Kind::team_shared;
@@ -495,6 +535,15 @@ void launch_team(const char* name, const Launch& l, const F& f) {
   Kokkos::parallel_for(name, policy, f);
 }
 
+// The fixed S x S textbook kernel, with the loads tiled_direct_loads() says. Direct needs a team
+// of exactly S * S threads, which the plan gives a fixed tile.
+template <class T, int S>
+void launch_fixed(const char* name, const Launch& l, const GemmView<T>& g, int tiles_n) {
+  if (tiled_direct_loads() && l.team == S * S)
+    return launch_team(name, l, GemmTeam<T, 1, true, S, true>{g, S, S, S, tiles_n});
+  launch_team(name, l, GemmTeam<T, 1, true, S>{g, S, S, S, tiles_n});
+}
+
 }  // namespace gemm_kernels
 
 using namespace gemm_kernels;
@@ -525,9 +574,9 @@ void gemm(Variant v, const GemmArgs<T>& args, const TileConfig& t) {
   const Launch& l = pl.launch;
   switch (pl.kind) {
     case Kind::team_fixed32:
-      return launch_team("tilekit::kokkos::gemm_tiled32", l, GemmTeam<T, 1, true, 32>{g, 32, 32, 32, tiles_n});
+      return launch_fixed<T, 32>("tilekit::kokkos::gemm_tiled32", l, g, tiles_n);
     case Kind::team_fixed16:
-      return launch_team("tilekit::kokkos::gemm_tiled16", l, GemmTeam<T, 1, true, 16>{g, 16, 16, 16, tiles_n});
+      return launch_fixed<T, 16>("tilekit::kokkos::gemm_tiled16", l, g, tiles_n);
     case Kind::team_persistent:
       if (pl.r == 1)
         return launch_team("tilekit::kokkos::gemm_tiled", l, GemmTeam<T, 1, true>{g, t.rows, t.cols, t.depth, tiles_n});
