@@ -43,6 +43,7 @@ DeviceProps h200() {
   d.smem_per_sm = 228 * 1024;
   d.smem_reserved_per_block = 1024;
   d.l2_bytes = 60u * 1024 * 1024;
+  d.async_copy = true;  // cp.async, sm_80 and later
   return d;
 }
 
@@ -234,6 +235,7 @@ TEST(TileChoiceDevices, FactoriesMatchTheIndependentFigures) {
     EXPECT_EQ(made.smem_per_block_optin, ref.smem_per_block_optin);
     EXPECT_EQ(made.smem_per_sm, ref.smem_per_sm);
     EXPECT_EQ(made.regs_per_sm, ref.regs_per_sm);
+    EXPECT_EQ(made.async_copy, ref.async_copy);
   }
 }
 

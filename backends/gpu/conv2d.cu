@@ -42,16 +42,16 @@ TiledMode tiled_override() {
   return m;
 }
 template <class T>
-ConvTiledChoice tiled_choice(int r) {
+ConvTiledChoice tiled_choice(int r, bool async_copy) {
   const TiledMode m = tiled_override();
-  return m.set ? m.choice : conv2d_tiled_choice(r, int(sizeof(T)));
+  return m.set ? m.choice : conv2d_tiled_choice(r, int(sizeof(T)), async_copy);
 }
 
 template <class T>
-const void* tiled_kernel(int r, int cols) {
+const void* tiled_kernel(int r, int cols, bool async_copy) {
   if (cols != kConvTiledCols || r > 9) return tiled_kernel_w<T, 0>(r);
   constexpr int W = kConvTiledCols;
-  const ConvTiledChoice m = tiled_choice<T>(r);
+  const ConvTiledChoice m = tiled_choice<T>(r, async_copy);
   if (!m.async) return tiled_kernel_w<T, W, ConvTiledShape<8, false>>(r);
   return m.rows == 16 ? tiled_kernel_w<T, W, ConvTiledShape<16, true>>(r)
                       : tiled_kernel_w<T, W, ConvTiledShape<8, true>>(r);
@@ -62,7 +62,7 @@ const void* tiled_kernel(int r, int cols) {
 template <class T>
 LaunchPlan tiled_plan(const LaunchPlan& pl, int r) {
   LaunchPlan q = pl;
-  const ConvTiledChoice m = tiled_choice<T>(r);
+  const ConvTiledChoice m = tiled_choice<T>(r, pl.async_copy);
   if (!tiled_override().set || pl.tile.cols != kConvTiledCols || r > 9 || pl.tile.rows % m.rows != 0) return q;
   q.block_y = std::max(1, std::min(pl.tile.rows / m.rows, std::max(1, 256 / q.block_x)));
   return q;
@@ -81,7 +81,7 @@ const void* optimized_kernel(int r) {
     case 11: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 11, kRows, kVec>);
     case 13: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 13, kRows, kVec>);
     case 15: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 15, kRows, kVec>);
-    default: return tiled_kernel<T>(r, kConvOptimizedCols);  // R > 15: no unrolled kernel (the plan says so)
+    default: return tiled_kernel<T>(r, kConvOptimizedCols, false);  // R > 15: no unrolled kernel (the plan says so)
   }
 }
 
@@ -119,7 +119,7 @@ void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& pl, gpuS
     launch_kernel(k, pl, tx * ty, args, s, "conv2d_optimized_kernel");
     return;
   }
-  launch_kernel(tiled_kernel<T>(c.r, pl.tile.cols), tiled_plan<T>(pl, c.r), tx * ty, args, s, "conv2d_tiled_kernel");
+  launch_kernel(tiled_kernel<T>(c.r, pl.tile.cols, pl.async_copy), tiled_plan<T>(pl, c.r), tx * ty, args, s, "conv2d_tiled_kernel");
 }
 
 const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan& pl) {
@@ -128,7 +128,8 @@ const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan& pl) {
     case Variant::naive:
       return f ? reinterpret_cast<const void*>(&conv2d_naive_kernel<float>)
                : reinterpret_cast<const void*>(&conv2d_naive_kernel<double>);
-    case Variant::tiled: return f ? tiled_kernel<float>(r, pl.tile.cols) : tiled_kernel<double>(r, pl.tile.cols);
+    case Variant::tiled: return f ? tiled_kernel<float>(r, pl.tile.cols, pl.async_copy)
+                                 : tiled_kernel<double>(r, pl.tile.cols, pl.async_copy);
     case Variant::optimized: return f ? optimized_kernel<float, true>(r) : optimized_kernel<double, true>(r);
   }
   return nullptr;

@@ -139,16 +139,17 @@ __global__ void conv2d_tiled_kernel(Conv2dParams<T> c, int tile_rows, int tiles_
 #pragma unroll
         for (int o = 0; o < kRows; ++o) acc[o] = T(0);
         const T* col = tile + r0 * sw + tx;
+        // The filter-column loop is unrolled on NVIDIA only (portability.hpp): on AMD each
+        // unrolled tap would hold a scalar register.
 #pragma unroll
         for (int y = 0; y < kRows + kR - 1; ++y) {
-          T v[kR];
-#pragma unroll
-          for (int fj = 0; fj < kR; ++fj) v[fj] = col[y * sw + fj];
-#pragma unroll
-          for (int fj = 0; fj < kR; ++fj)
+          TILEKIT_UNROLL_CONSTANT_TAPS
+          for (int fj = 0; fj < kR; ++fj) {
+            const T v = col[y * sw + fj];
 #pragma unroll
             for (int o = 0; o < kRows; ++o)
-              if (y - o >= 0 && y - o < kR) acc[o] += conv_filter<T>((y - o) * kR + fj) * v[fj];
+              if (y - o >= 0 && y - o < kR) acc[o] += conv_filter<T>((y - o) * kR + fj) * v;
+          }
         }
         if (j < c.w) {
 #pragma unroll

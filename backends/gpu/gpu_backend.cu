@@ -45,6 +45,7 @@ DeviceProps query_props(int device) {
   d.max_blocks_per_sm = v;
 #if !defined(__HIPCC__)
   d.smem_reserved_per_block = p.reservedSharedMemPerBlock;
+  d.async_copy = p.major >= 8;
 #endif
   return d;
 }

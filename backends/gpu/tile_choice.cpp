@@ -100,6 +100,7 @@ DeviceProps DeviceProps::h200() {
   d.smem_per_sm = 228 * 1024;
   d.smem_reserved_per_block = 1024;
   d.l2_bytes = 60 * 1024 * 1024;
+  d.async_copy = true;
   return d;
 }
 
@@ -281,7 +282,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         // the compiled 64-wide tile, kConvTiledRowsPerThread otherwise), and then no more row
         // threads than row groups.
         auto tiled_rows = [&](const TileConfig& t) {
-          return t.cols == kConvTiledCols ? conv2d_tiled_choice(int(p.k), int(e)).rows : kConvTiledRowsPerThread;
+          return t.cols == kConvTiledCols ? conv2d_tiled_choice(int(p.k), int(e), d.async_copy).rows : kConvTiledRowsPerThread;
         };
         auto tiled_block = [&](const TileConfig& t, int& bx, int& by) {
           const bool coarse = p.k <= 9 && t.rows % tiled_rows(t) == 0;
@@ -362,13 +363,14 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                            : std::string()) +
                       (p.k <= 9 && t.cols == kConvTiledCols
                            ? ", " + std::to_string(t.cols) + " wide compiled" +
-                                 (conv2d_tiled_choice(int(p.k), int(e)).async ? ", asynchronous loads" : "")
+                                 (conv2d_tiled_choice(int(p.k), int(e), d.async_copy).async ? ", asynchronous loads" : "")
                            : std::string()) +
                       ">";
       }
       break;
   }
   pl.needs_optin = pl.dynamic_smem_bytes > d.smem_per_block;
+  pl.async_copy = d.async_copy;
   pl.regs_estimate = regs_of(p.op, v, p.dtype, pl.tile);
   pl.occupancy = estimate_occupancy(d, pl.threads(), pl.smem_bytes, pl.regs_estimate);
   return pl;

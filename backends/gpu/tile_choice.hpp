@@ -40,6 +40,7 @@ struct DeviceProps {
   std::size_t smem_per_sm = 64 * 1024;
   std::size_t smem_reserved_per_block = 0;       // runtime's own use per block (1 KiB on sm_80+)
   std::size_t l2_bytes = 0;
+  bool async_copy = false;  // asynchronous global-to-shared copies (NVIDIA sm_80+: cp.async)
 
   static DeviceProps h200();    // NVIDIA H200 SXM (sm_90), as cudaGetDeviceProperties reports it
   static DeviceProps mi250x();  // AMD MI250X, one GCD (gfx90a): wavefront 64, 64 KiB LDS, 110 CUs
@@ -66,6 +67,7 @@ struct LaunchPlan {
   bool needs_optin = false;        // dynamic_smem_bytes above props.smem_per_block
   int regs_estimate = 0;           // registers per thread, from `nvcc -Xptxas -v` on sm_90
   int outputs_per_thread = 1;
+  bool async_copy = false;         // the device's DeviceProps::async_copy (kernels that can use it)
   Occupancy occupancy;             // estimate_occupancy(props, threads, smem, regs_estimate)
   int threads() const { return block_x * block_y; }
 };
@@ -94,13 +96,15 @@ inline constexpr int kConvTiledCols = 64;
 // batches of four rows through registers. The best measured on the H200 at 8192^2
 // (bench/results/h200-conv2d-tiled.txt): asynchronous loads win where the compute is light
 // (float R <= 3) and for double R = 5 with 16 rows; elsewhere their per-element address
-// arithmetic costs more issue slots than the latency they hide. Other widths and R > 9: 8
-// rows, register-staged. TILEKIT_CONV_TILED overrides it (conv2d.cu).
+// arithmetic costs more issue slots than the latency they hide. Other widths, R > 9 and
+// devices without asynchronous copies (AMD; unmeasured there): 8 rows, register-staged.
+// TILEKIT_CONV_TILED overrides it (conv2d.cu).
 struct ConvTiledChoice {
   int rows;
   bool async;
 };
-constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes) {
+constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_copy) {
+  if (!async_copy) return {kConvTiledRowsPerThread, false};
   if (elem_bytes == 4 && r <= 3) return {8, true};
   if (elem_bytes == 8 && r == 5) return {16, true};
   return {kConvTiledRowsPerThread, false};
