@@ -5,8 +5,9 @@
 //              element of C.
 //   optimized: thread coarsening: each thread accumulates an R x R block of C in registers. On
 //              GPUs the automatic tile runs GemmBlock, a fixed 128x128x8 (float) / 64x64x8
-//              (double) block with 16-byte loads, A staged transposed in padded scratch, and two
-//              scratch buffers so the next K step loads while this one computes.
+//              (double) block with 16-byte loads, A staged transposed in padded scratch, two
+//              scratch buffers so the next K step loads while this one computes, and each 32
+//              team ranks a 4 x 8 patch of the thread grid.
 // A tile whose elements outnumber the team's threads (host spaces, where a team is one
 // thread, or an explicit tile too large for a GPU block) cannot keep every accumulator in a
 // register across K steps: those run the same kernel with the accumulators in scratch.
@@ -227,20 +228,36 @@ struct GemmTeam {
 // threads each owning an R x R block of C held in registers as H x H pieces of W = 16/sizeof(T)
 // elements (float: 8 x 8 as 2 x 2 pieces of 4), the pieces BM/H rows or BN/H columns apart so
 // that a warp's 16-byte scratch reads touch few banks and its C stores are contiguous.
-// Each thread stages exactly one W-wide piece of A and one of B per K step. A is stored
-// transposed (K-major) so a thread reads its rows of A as whole pieces; its rows are padded by
-// W elements, which keeps them 16-byte aligned and moves the two halves of a warp's transposed
-// stores to different banks. Two scratch buffers: the loads for step p+1 are issued before the
-// arithmetic of step p, and one barrier per step suffices.
+// Each thread stages PA W-wide pieces of A and PB of B per K step (float 128x128x8: 1 and 1,
+// 128x128x16: 2 and 2).
+// A is stored transposed (K-major) so a thread reads its rows of A as whole pieces; its rows are
+// padded by W elements, which keeps them 16-byte aligned and spreads a warp's transposed stores
+// over the banks. Two scratch buffers: the loads for step p+1 are issued before the arithmetic
+// of step p, and one barrier per step suffices.
+// Patch: thread (ty, tx) of the (BM/R) x (BN/R) thread grid is taken from the team rank so that
+// each 32 consecutive ranks (a warp on CUDA, where a team's threads are numbered along
+// threadIdx.y with vector length 1) form a 4 x 8 patch of the grid: per K index a warp reads 4
+// distinct A pieces and 8 distinct B pieces from scratch (one 128-byte wavefront each) instead
+// of the 2 and 16 of a 2 x 16 strip (tx = rank % TX). Only speed depends on the grouping: any
+// warp size computes the same result. The CUDA backend's kernel does the same (backends/gpu).
 // Vec: A, B and the K/N extents allow 16-byte global loads (checked at launch); otherwise the
 // same pieces are loaded element by element with bounds checks.
-template <class T, int BM, int BN, int BK, int R, bool Vec>
+// VStore: the B pieces go to scratch through store_pack_scratch (an explicit st.shared.v4 on
+// CUDA). Without it nvcc stores them in the K loop as W scalar stores (PTX: 4 st.shared.f32 per
+// piece; the CUDA backend's kernel has one st.shared.v4), and the 16-deep float kernel spills 48 B;
+// with it the K loop's shared stores match the CUDA kernel's and nothing spills. Not measured on
+// a GPU yet (TILEKIT_KOKKOS_BLOCK=vstore); the default stays the measured kernel.
+template <class T, int BM, int BN, int BK, int R, bool Vec, bool Patch = true, bool VStore = false>
 struct GemmBlock {
   static constexpr int W = Pack<T>::W, H = R / W;
-  static constexpr int TX = BN / R, NT = (BM / R) * (BN / R);
+  static constexpr int TX = BN / R, TY = BM / R, NT = TX * TY;
   static constexpr int LDA_S = BM + W, LDB_S = BN + W;
+  static constexpr int PA = BM * BK / W / NT, PB = BK * BN / W / NT;  // pieces staged per thread
   static_assert(R % W == 0, "a thread's rows and columns come in whole pieces");
-  static_assert(BM * BK == NT * W && BK * BN == NT * W, "each thread stages one piece of A and one of B");
+  static_assert(BK % W == 0 && BN % W == 0, "tiles are whole pieces");
+  static_assert(PA >= 1 && PB >= 1 && BM * BK == PA * NT * W && BK * BN == PB * NT * W,
+                "each thread stages whole pieces of A and of B");
+  static_assert(!Patch || (TY % 4 == 0 && TX % 8 == 0 && NT % 32 == 0), "the thread grid must tile by 4 x 8");
   using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<NT, 2>>;
 
   GemmView<T> g;
@@ -254,19 +271,34 @@ struct GemmBlock {
     return kScratchAlign + align_up(sizeof(T) * 2 * BK * LDA_S) + align_up(sizeof(T) * 2 * BK * LDB_S);
   }
 
-  KOKKOS_INLINE_FUNCTION void load(int i0, int j0, int p0, int ra, int ka, int rb, int cb, Pack<T>& pa,
-                                   Pack<T>& pb) const {
-    const int gi = i0 + ra, gk = p0 + ka, gq = p0 + rb, gj = j0 + cb;
-    if (Vec) {
-      if (gi < g.m && gk < g.k) pa = *reinterpret_cast<const Pack<T>*>(g.a + gi * g.lda + gk);
-      else for (int w = 0; w < W; ++w) pa.v[w] = 0;
-      if (gq < g.k && gj < g.n) pb = *reinterpret_cast<const Pack<T>*>(g.b + gq * g.ldb + gj);
-      else for (int w = 0; w < W; ++w) pb.v[w] = 0;
-    } else {
-      TILEKIT_UNROLL
-      for (int w = 0; w < W; ++w) {
-        pa.v[w] = (gi < g.m && gk + w < g.k) ? g.a[gi * g.lda + gk + w] : T(0);
-        pb.v[w] = (gq < g.k && gj + w < g.n) ? g.b[gq * g.ldb + gj + w] : T(0);
+  // Piece i of this thread's share of the A tile: row ra, columns ka..ka+W-1 (K); of B: row rb
+  // (K), columns cb..cb+W-1. Consecutive ranks take consecutive pieces along a row: coalesced.
+  KOKKOS_INLINE_FUNCTION static int a_row(int t, int i) { return (t + i * NT) / (BK / W); }
+  KOKKOS_INLINE_FUNCTION static int a_col(int t, int i) { return (t + i * NT) % (BK / W) * W; }
+  KOKKOS_INLINE_FUNCTION static int b_row(int t, int i) { return (t + i * NT) / (BN / W); }
+  KOKKOS_INLINE_FUNCTION static int b_col(int t, int i) { return (t + i * NT) % (BN / W) * W; }
+
+  KOKKOS_INLINE_FUNCTION void load(int t, int i0, int j0, int p0, Pack<T> (&pa)[PA], Pack<T> (&pb)[PB]) const {
+    TILEKIT_UNROLL
+    for (int i = 0; i < PA; ++i) {
+      const int gi = i0 + a_row(t, i), gk = p0 + a_col(t, i);
+      if (Vec) {
+        if (gi < g.m && gk < g.k) pa[i] = *reinterpret_cast<const Pack<T>*>(g.a + gi * g.lda + gk);
+        else for (int w = 0; w < W; ++w) pa[i].v[w] = 0;
+      } else {
+        TILEKIT_UNROLL
+        for (int w = 0; w < W; ++w) pa[i].v[w] = (gi < g.m && gk + w < g.k) ? g.a[gi * g.lda + gk + w] : T(0);
+      }
+    }
+    TILEKIT_UNROLL
+    for (int i = 0; i < PB; ++i) {
+      const int gq = p0 + b_row(t, i), gj = j0 + b_col(t, i);
+      if (Vec) {
+        if (gq < g.k && gj < g.n) pb[i] = *reinterpret_cast<const Pack<T>*>(g.b + gq * g.ldb + gj);
+        else for (int w = 0; w < W; ++w) pb[i].v[w] = 0;
+      } else {
+        TILEKIT_UNROLL
+        for (int w = 0; w < W; ++w) pb[i].v[w] = (gq < g.k && gj + w < g.n) ? g.b[gq * g.ldb + gj + w] : T(0);
       }
     }
   }
@@ -281,9 +313,11 @@ struct GemmBlock {
     T* as = scratch.take<T>(2 * BK * LDA_S);
     T* bs = scratch.take<T>(2 * BK * LDB_S);
 
-    const int ra = t / (BK / W), ka = t % (BK / W) * W;  // the piece of A this thread stages
-    const int rb = t / (BN / W), cb = t % (BN / W) * W;  // the piece of B
-    const int tx = t % TX, ty = t / TX;                  // the block of C it computes
+    // The block of C this thread computes: (ty, tx) of the thread grid.
+    constexpr int GC = Patch ? TX / 8 : 1;  // 4 x 8 patches per row of the grid
+    const int patch = t / 32, lane = t % 32;
+    const int tx = Patch ? patch % GC * 8 + lane % 8 : t % TX;
+    const int ty = Patch ? patch / GC * 4 + lane / 8 : t / TX;
 
     T acc[R][R];
     TILEKIT_UNROLL
@@ -291,20 +325,29 @@ struct GemmBlock {
       TILEKIT_UNROLL
       for (int j = 0; j < R; ++j) acc[i][j] = 0;
 
-    Pack<T> pa, pb;
+    Pack<T> pa[PA], pb[PB];
     auto stage = [&](int buf) {
       TILEKIT_UNROLL
-      for (int w = 0; w < W; ++w) as[buf * BK * LDA_S + (ka + w) * LDA_S + ra] = pa.v[w];
-      *reinterpret_cast<Pack<T>*>(bs + buf * BK * LDB_S + rb * LDB_S + cb) = pb;
+      for (int i = 0; i < PA; ++i) {
+        const int ra = a_row(t, i), ka = a_col(t, i);
+        TILEKIT_UNROLL
+        for (int w = 0; w < W; ++w) as[buf * BK * LDA_S + (ka + w) * LDA_S + ra] = pa[i].v[w];
+      }
+      TILEKIT_UNROLL
+      for (int i = 0; i < PB; ++i) {
+        T* dst = bs + buf * BK * LDB_S + b_row(t, i) * LDB_S + b_col(t, i);
+        if constexpr (VStore) store_pack_scratch(dst, pb[i]);
+        else *reinterpret_cast<Pack<T>*>(dst) = pb[i];
+      }
     };
-    load(i0, j0, 0, ra, ka, rb, cb, pa, pb);
+    load(t, i0, j0, 0, pa, pb);
     stage(0);
     team.team_barrier();
 
     int cur = 0;
     for (int p0 = 0; p0 < g.k; p0 += BK) {
       const bool next = p0 + BK < g.k;
-      if (next) load(i0, j0, p0 + BK, ra, ka, rb, cb, pa, pb);  // in flight during the arithmetic
+      if (next) load(t, i0, j0, p0 + BK, pa, pb);  // in flight during the arithmetic
       const T* a_s = as + cur * BK * LDA_S;
       const T* b_s = bs + cur * BK * LDB_S;
       TILEKIT_UNROLL
@@ -364,12 +407,39 @@ struct GemmBlock {
   }
 };
 
-// The block shapes GemmBlock is compiled for.
+// The block shapes GemmBlock is compiled for: the automatic one (depth BK) and, for float, a
+// 16-deep one (AltBK) that an explicit --tile 128,128,16 selects. The CUDA backend's automatic
+// float tile is 16 deep (+5% there); here, on the H200 at 4096^3, 16 deep measured 37.2-37.3
+// TFLOP/s against 37.4-37.5 for 8 deep (NOTES.md), and ptxas spills 48 B of it at the 128
+// registers that two blocks per SM allow (8 deep: 127 registers, no spills). So 8 stays automatic.
 template <class T> struct BlockShape;
-template <> struct BlockShape<float> { static constexpr int BM = 128, BN = 128, BK = 8, R = 8; };
-template <> struct BlockShape<double> { static constexpr int BM = 64, BN = 64, BK = 8, R = 4; };
-template <class T, bool Vec>
-using Block = GemmBlock<T, BlockShape<T>::BM, BlockShape<T>::BN, BlockShape<T>::BK, BlockShape<T>::R, Vec>;
+template <> struct BlockShape<float> { static constexpr int BM = 128, BN = 128, BK = 8, AltBK = 16, R = 8; };
+template <> struct BlockShape<double> { static constexpr int BM = 64, BN = 64, BK = 8, AltBK = 8, R = 4; };
+template <class T, int BK, bool Vec, bool Patch = true, bool VStore = false>
+using Block = GemmBlock<T, BlockShape<T>::BM, BlockShape<T>::BN, BK, BlockShape<T>::R, Vec, Patch, VStore>;
+template <class T>
+bool block_depth(int depth) { return depth == BlockShape<T>::BK || depth == BlockShape<T>::AltBK; }
+
+// Which GemmBlock runs, read once from TILEKIT_KOKKOS_BLOCK (a measurement knob; unset: patch):
+//   patch   each 32 ranks a 4 x 8 patch of the thread grid (the CUDA backend's mapping)
+//   strip   tx = rank % TX: each 32 ranks a 2 x 16 strip (the mapping before)
+//   vstore  patch, B pieces stored to scratch as one 16-byte store (VStore above; unmeasured)
+// H200, 4096^3 float, 128x128x8: patch 37467 GFLOP/s, strip 37449 (the same within noise; 16
+// deep: 37226 / 37292). Patch stays the default: no slower, and the CUDA backend's mapping.
+// Only the 16-byte-load (Vec) kernels offer strip and vstore; the element-wise ones use patch.
+enum class BlockMode { patch, strip, vstore };
+inline BlockMode block_mode() {
+  static const BlockMode mode = [] {
+    const char* e = std::getenv("TILEKIT_KOKKOS_BLOCK");
+    if (!e || !*e) return BlockMode::patch;
+    const std::string v(e);
+    if (v == "patch") return BlockMode::patch;
+    if (v == "strip") return BlockMode::strip;
+    if (v == "vstore") return BlockMode::vstore;
+    throw std::invalid_argument("TILEKIT_KOKKOS_BLOCK=" + v + ": expected patch, strip or vstore");
+  }();
+  return mode;
+}
 
 // Micro-tile of optimized's general kernel (explicit tiles, host spaces): 8 x 8, so that on a
 // host, where a team is one thread, an 8 x 8 tile keeps its 64 accumulators in registers.
@@ -423,18 +493,25 @@ Plan plan(Variant v, const Problem& p, const TileConfig& t) {
   const int tiles_n = tiles(p.n, t.cols);
   pl.launch.league = tiles(p.m, t.rows) * tiles_n;
   if (v == Variant::optimized && t.rows == BlockShape<T>::BM && t.cols == BlockShape<T>::BN &&
-      t.depth == BlockShape<T>::BK) {
-    using B = Block<T, true>;
-    B probe{GemmView<T>(GemmArgs<T>{}), 1, 1, false};
-    if (team_max<B, typename B::Policy>(probe, B::scratch_bytes()) >= B::NT) {
+      block_depth<T>(t.depth)) {
+    auto try_block = [&](auto probe) {
+      using B = decltype(probe);
+      if (team_max<B, typename B::Policy>(probe, B::scratch_bytes()) < B::NT) return false;
       pl.kind = Kind::block;
       pl.r = BlockShape<T>::R;
       pl.launch.team = B::NT;
       pl.launch.scratch = B::scratch_bytes();
       pl.launch.kernel = "GemmBlock: " + std::to_string(pl.r) + "x" + std::to_string(pl.r) +
-                         " per thread in registers, padded transposed A, double-buffered scratch";
-      return pl;
-    }
+                         " per thread in registers, padded transposed A, double-buffered scratch, " +
+                         (block_mode() == BlockMode::strip ? "2x16 thread strips per 32 ranks"
+                                                           : "4x8 thread patches per 32 ranks") +
+                         (block_mode() == BlockMode::vstore ? ", 16-byte scratch stores of B" : "");
+      return true;
+    };
+    const GemmView<T> none{GemmArgs<T>{}};
+    const bool ok = t.depth == BlockShape<T>::BK ? try_block(Block<T, BlockShape<T>::BK, true>{none, 1, 1, false})
+                                                 : try_block(Block<T, BlockShape<T>::AltBK, true>{none, 1, 1, false});
+    if (ok) return pl;
   }
   const int r = v == Variant::optimized ? kOptR : 1;
   const int micro = ((t.rows + r - 1) / r) * ((t.cols + r - 1) / r);
@@ -598,8 +675,18 @@ void gemm(Variant v, const GemmArgs<T>& args, const TileConfig& t) {
         Kokkos::parallel_for("tilekit::kokkos::gemm_block", policy, f);
       };
       const int tiles_m = tiles(args.m, t.rows);
-      if (vec_ab) run(Block<T, true>{g, tiles_m, tiles_n, vec_c});
-      else run(Block<T, false>{g, tiles_m, tiles_n, vec_c});
+      auto run_depth = [&](auto depth) {
+        constexpr int BK = decltype(depth)::value;
+        if (!vec_ab) return run(Block<T, BK, false>{g, tiles_m, tiles_n, vec_c});
+        switch (block_mode()) {
+          case BlockMode::patch: return run(Block<T, BK, true>{g, tiles_m, tiles_n, vec_c});
+          case BlockMode::strip: return run(Block<T, BK, true, false>{g, tiles_m, tiles_n, vec_c});
+          case BlockMode::vstore: return run(Block<T, BK, true, true, true>{g, tiles_m, tiles_n, vec_c});
+        }
+      };
+      if (t.depth == BlockShape<T>::BK) run_depth(std::integral_constant<int, BlockShape<T>::BK>{});
+      else if constexpr (BlockShape<T>::AltBK != BlockShape<T>::BK)
+        run_depth(std::integral_constant<int, BlockShape<T>::AltBK>{});
       return;
     }
     case Kind::naive: break;

@@ -94,6 +94,28 @@ struct alignas(16) Pack {
   T v[W];
 };
 
+// *dst = p as one 16-byte store, dst in team scratch (level 0: shared memory on CUDA) and 16-byte
+// aligned. nvcc 13 stores GemmBlock's B piece in its K loop as W scalar stores (4 STS.32, each
+// 4-way bank-conflicted, instead of one STS.128) however the copy is written: a Pack copy, a
+// float4 from make_float4, a __builtin_assume_aligned address. On CUDA this states the vector
+// store in PTX; elsewhere it is the plain copy.
+template <class T>
+KOKKOS_INLINE_FUNCTION void store_pack_scratch(T* dst, const Pack<T>& p) {
+#if defined(__CUDA_ARCH__)
+  const unsigned a = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  if constexpr (std::is_same<T, float>::value) {
+    asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(a), "f"(p.v[0]), "f"(p.v[1]), "f"(p.v[2]),
+                 "f"(p.v[3])
+                 : "memory");
+    return;
+  } else if constexpr (std::is_same<T, double>::value) {
+    asm volatile("st.shared.v2.f64 [%0], {%1, %2};" ::"r"(a), "d"(p.v[0]), "d"(p.v[1]) : "memory");
+    return;
+  }
+#endif
+  *reinterpret_cast<Pack<T>*>(dst) = p;
+}
+
 // Calls f(r, c) for every element of a rows x cols tile, shared out among the team's threads.
 // GPUs: one flat range, so consecutive threads take consecutive columns (coalesced row-major
 // accesses). Hosts: whole rows per thread, with no index division per element and a unit-stride
