@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -16,7 +17,9 @@ struct Result {
 };
 
 Result run(const std::string& args) {
-  const std::string cmd = std::string(TILEKIT_PROGRAM) + " " + args + " 2>/dev/null";
+  // TILEKIT_PROGRAM in the environment overrides the build-time path (binaries run elsewhere).
+  const char* program = std::getenv("TILEKIT_PROGRAM");
+  const std::string cmd = std::string(program ? program : TILEKIT_PROGRAM) + " " + args + " 2>/dev/null";
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;
