@@ -246,7 +246,7 @@ struct GemmTeam {
 // CUDA). Without it nvcc stores them in the K loop as W scalar stores (PTX: 4 st.shared.f32 per
 // piece; the CUDA backend's kernel has one st.shared.v4), and the 16-deep float kernel spills 48 B;
 // with it the K loop's shared stores match the CUDA kernel's and nothing spills. Not measured on
-// a GPU yet (TILEKIT_KOKKOS_BLOCK=vstore); the default stays the measured kernel.
+// a GPU first with TILEKIT_KOKKOS_BLOCK=vstore, now the float default (see block_mode below).
 template <class T, int BM, int BN, int BK, int R, bool Vec, bool Patch = true, bool VStore = false>
 struct GemmBlock {
   static constexpr int W = Pack<T>::W, H = R / W;
@@ -407,31 +407,35 @@ struct GemmBlock {
   }
 };
 
-// The block shapes GemmBlock is compiled for: the automatic one (depth BK) and, for float, a
-// 16-deep one (AltBK) that an explicit --tile 128,128,16 selects. The CUDA backend's automatic
-// float tile is 16 deep (+5% there); here, on the H200 at 4096^3, 16 deep measured 37.2-37.3
-// TFLOP/s against 37.4-37.5 for 8 deep (NOTES.md), and ptxas spills 48 B of it at the 128
-// registers that two blocks per SM allow (8 deep: 127 registers, no spills). So 8 stays automatic.
+// The block shapes GemmBlock is compiled for: the automatic one (depth BK) and, for float, an
+// alternative depth (AltBK) that an explicit --tile 128,128,8 selects. With B's scratch stores
+// split into scalar stores, 16 deep measured no faster than 8 and spilled 48 B at the 128
+// registers two blocks per SM allow; with the 16-byte stores (vstore) it spills nothing and
+// runs at 41.4 TFLOP/s against 38.6 for 8 deep on the H200 at 4096^3, so 16 is automatic, as in
+// the CUDA backend.
 template <class T> struct BlockShape;
-template <> struct BlockShape<float> { static constexpr int BM = 128, BN = 128, BK = 8, AltBK = 16, R = 8; };
+template <> struct BlockShape<float> { static constexpr int BM = 128, BN = 128, BK = 16, AltBK = 8, R = 8; };
 template <> struct BlockShape<double> { static constexpr int BM = 64, BN = 64, BK = 8, AltBK = 8, R = 4; };
 template <class T, int BK, bool Vec, bool Patch = true, bool VStore = false>
 using Block = GemmBlock<T, BlockShape<T>::BM, BlockShape<T>::BN, BK, BlockShape<T>::R, Vec, Patch, VStore>;
 template <class T>
 bool block_depth(int depth) { return depth == BlockShape<T>::BK || depth == BlockShape<T>::AltBK; }
 
-// Which GemmBlock runs, read once from TILEKIT_KOKKOS_BLOCK (a measurement knob; unset: patch):
+// Which GemmBlock runs: TILEKIT_KOKKOS_BLOCK when set (a measurement knob), else the measured best:
 //   patch   each 32 ranks a 4 x 8 patch of the thread grid (the CUDA backend's mapping)
 //   strip   tx = rank % TX: each 32 ranks a 2 x 16 strip (the mapping before)
-//   vstore  patch, B pieces stored to scratch as one 16-byte store (VStore above; unmeasured)
-// H200, 4096^3 float, 128x128x8: patch 37467 GFLOP/s, strip 37449 (the same within noise; 16
-// deep: 37226 / 37292). Patch stays the default: no slower, and the CUDA backend's mapping.
+//   vstore  patch, B pieces stored to scratch as one 16-byte store (VStore above)
+// H200, 4096^3 float (bench/results/kokkos-h200-optimized.txt, final run in h200-final-*):
+// 128x128x8 patch 37467 GFLOP/s, strip 37449, 16 deep 37226 / 37292; vstore 128x128x8 38551,
+// vstore 128x128x16 41360 = 97% of the CUDA backend's 42591 in the same run. So float defaults
+// to vstore with the 16-deep block; double (64x64x8, measured 101% of CUDA with patch) keeps patch.
 // Only the 16-byte-load (Vec) kernels offer strip and vstore; the element-wise ones use patch.
 enum class BlockMode { patch, strip, vstore };
-inline BlockMode block_mode() {
+template <class T>
+BlockMode block_mode() {
   static const BlockMode mode = [] {
     const char* e = std::getenv("TILEKIT_KOKKOS_BLOCK");
-    if (!e || !*e) return BlockMode::patch;
+    if (!e || !*e) return std::is_same_v<T, float> ? BlockMode::vstore : BlockMode::patch;
     const std::string v(e);
     if (v == "patch") return BlockMode::patch;
     if (v == "strip") return BlockMode::strip;
@@ -503,9 +507,9 @@ Plan plan(Variant v, const Problem& p, const TileConfig& t) {
       pl.launch.scratch = B::scratch_bytes();
       pl.launch.kernel = "GemmBlock: " + std::to_string(pl.r) + "x" + std::to_string(pl.r) +
                          " per thread in registers, padded transposed A, double-buffered scratch, " +
-                         (block_mode() == BlockMode::strip ? "2x16 thread strips per 32 ranks"
+                         (block_mode<T>() == BlockMode::strip ? "2x16 thread strips per 32 ranks"
                                                            : "4x8 thread patches per 32 ranks") +
-                         (block_mode() == BlockMode::vstore ? ", 16-byte scratch stores of B" : "");
+                         (block_mode<T>() == BlockMode::vstore ? ", 16-byte scratch stores of B" : "");
       return true;
     };
     const GemmView<T> none{GemmArgs<T>{}};
@@ -678,7 +682,7 @@ void gemm(Variant v, const GemmArgs<T>& args, const TileConfig& t) {
       auto run_depth = [&](auto depth) {
         constexpr int BK = decltype(depth)::value;
         if (!vec_ab) return run(Block<T, BK, false>{g, tiles_m, tiles_n, vec_c});
-        switch (block_mode()) {
+        switch (block_mode<T>()) {
           case BlockMode::patch: return run(Block<T, BK, true>{g, tiles_m, tiles_n, vec_c});
           case BlockMode::strip: return run(Block<T, BK, true, false>{g, tiles_m, tiles_n, vec_c});
           case BlockMode::vstore: return run(Block<T, BK, true, true, true>{g, tiles_m, tiles_n, vec_c});
