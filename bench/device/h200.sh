@@ -1,12 +1,18 @@
 #!/usr/bin/env bash
-# Run ON THE DEVICE after build.sh: the whole conformance suite, the side-by-side comparison at the
-# target sizes of ../shared/TARGETS.md, and the host CPU's thread scaling. Writes at most 8 files
-# into the folder given (default $OUT), since that is what the device tool brings back.
+# Run ON THE DEVICE: the whole conformance suite, then the side-by-side comparison at the target
+# sizes of ../shared/TARGETS.md. Usage: h200.sh BUILD_DIR [OUT_DIR]; BUILD_DIR holds `tilekit` and
+# `tests/tilekit_tests` (built there by build.sh, or built here for sm_90 and carried). Writes at
+# most 8 files into OUT_DIR (default $OUT), which is what the device tool brings back.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
-out=${1:-$OUT}
-b=$root/build-device
-export LD_LIBRARY_PATH=$root/.device/deps/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+b=$(cd "${1:?usage: h200.sh BUILD_DIR [OUT_DIR]}" && pwd)
+out=${2:-$OUT}
+lib=$root/.device/deps/lib/x86_64-linux-gnu
+if [ -f "$lib/libopenblas.so.0.xz" ] && [ ! -f "$lib/libopenblas.so.0" ]; then
+  xz -dc "$lib/libopenblas.so.0.xz" >"$lib/libopenblas.so.0" && ln -sf libopenblas.so.0 "$lib/libopenblas.so"
+fi
+export LD_LIBRARY_PATH=$lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export TILEKIT_PROGRAM=$b/tilekit
 mkdir -p "$out/json"
 {
   echo "git commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || cat "$root/.device/commit" 2>/dev/null)"
@@ -15,7 +21,7 @@ mkdir -p "$out/json"
 } >"$out/info.txt" 2>&1
 
 "$b/tests/tilekit_tests" --gtest_brief=1 >"$out/tests.log" 2>&1
-echo "conformance suite: exit $? ($(grep -E '^\[  PASSED  \]|^\[  FAILED  \]' "$out/tests.log" | tr '\n' ' '))"
+echo "conformance suite: exit $? ($(grep -E '^\[  PASSED  \]|^\[  FAILED  \]|tests ran' "$out/tests.log" | tr '\n' ' '))"
 
 backends=${TILEKIT_BACKENDS:-cuda,kokkos}
 run() {  # run NAME ARGS...: one comparison, its table appended to compare.txt, its rows to json/NAME.json
@@ -28,8 +34,8 @@ run gemm-4096 gemm --backends "$backends" --size 4096
 run gemm-8192 gemm --backends cuda --size 8192 --reps 10
 run transpose-8192 transpose --backends "$backends" --size 8192
 run conv2d-8192 conv2d --backends "$backends" --size 8192 --filter 5
-run conv2d-8192-r15 conv2d --backends cuda --size 8192 --filter 15
-run gemm-4096-double gemm --backends "$backends" --size 4096 --dtype double --reps 5
+run conv2d-8192-r3 conv2d --backends cuda --size 8192 --filter 3
+run gemm-4096-double gemm --backends "$backends" --size 4096 --dtype double --reps 5 --no-peers
 python3 - "$out" <<'PY'
 import json, pathlib, sys
 out = pathlib.Path(sys.argv[1])
@@ -42,9 +48,3 @@ for f in sorted((out / "json").glob("*.json")):
 PY
 rm -rf "$out/json"
 cat "$out/compare.txt"
-
-if [ -x "$root/bench/cpu_scaling.sh" ] || [ -f "$root/bench/cpu_scaling.sh" ]; then
-  mkdir -p "$out/cpu"
-  bash "$root/bench/cpu_scaling.sh" "$b/tilekit" "$out/cpu" >"$out/cpu-scaling.txt" 2>&1
-  tail -30 "$out/cpu-scaling.txt"
-fi
