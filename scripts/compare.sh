@@ -5,5 +5,5 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/setup-debian.sh"
 bash "$root/scripts/configure.sh" >/dev/null
-"$root/build/tilekit" info | head -2
+"$root/build/tilekit" info | sed -n 1,2p  # sed reads it all: no SIGPIPE under pipefail
 exec "$root/build/tilekit" compare "$@"
