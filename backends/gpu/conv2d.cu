@@ -24,8 +24,10 @@ const void* tiled_kernel_w(int r) {
 
 // TILEKIT_CONV_TILED (a measuring knob, read once) overrides conv2d_tiled_choice for the
 // compiled 64-wide tiled kernel: "regs8" (batches of four rows through registers, 8 rows per
-// thread), "async8" or "async16" (asynchronous copies, 8 or 16 rows per thread). Unset or
-// unknown: the choice tile_choice plans for.
+// thread), "async8" or "async16" (asynchronous copies, 8 or 16 rows per thread), "vec8"
+// (16-byte loads through registers into vector-padded rows, 8 rows per thread), "cvec8" or
+// "cvec16" (16-byte asynchronous copies, 8 or 16 rows). Unset or unknown: the choice
+// tile_choice plans for.
 struct TiledMode {
   bool set;
   ConvTiledChoice choice;
@@ -37,6 +39,9 @@ TiledMode tiled_override() {
     if (v == "regs8") return TiledMode{true, {8, false}};
     if (v == "async8") return TiledMode{true, {8, true}};
     if (v == "async16") return TiledMode{true, {16, true}};
+    if (v == "vec8") return TiledMode{true, {8, false, true}};
+    if (v == "cvec8") return TiledMode{true, {8, true, true}};
+    if (v == "cvec16") return TiledMode{true, {16, true, true}};
     return TiledMode{false, {8, false}};
   }();
   return m;
@@ -47,11 +52,18 @@ ConvTiledChoice tiled_choice(int r, bool async_copy) {
   return m.set ? m.choice : conv2d_tiled_choice(r, int(sizeof(T)), async_copy);
 }
 
+// vec_ok: the image allows 16-byte loads (vectorizable()); where the choice asks for them and
+// it does not, the same rows and loads element by element (less shared memory than planned).
 template <class T>
-const void* tiled_kernel(int r, int cols, bool async_copy) {
+const void* tiled_kernel(int r, int cols, bool async_copy, bool vec_ok) {
   if (cols != kConvTiledCols || r > 9) return tiled_kernel_w<T, 0>(r);
   constexpr int W = kConvTiledCols;
   const ConvTiledChoice m = tiled_choice<T>(r, async_copy);
+  if (m.vec && vec_ok) {
+    if (!m.async) return tiled_kernel_w<T, W, ConvTiledShape<8, false, true>>(r);
+    return m.rows == 16 ? tiled_kernel_w<T, W, ConvTiledShape<16, true, true>>(r)
+                        : tiled_kernel_w<T, W, ConvTiledShape<8, true, true>>(r);
+  }
   if (!m.async) return tiled_kernel_w<T, W, ConvTiledShape<8, false>>(r);
   return m.rows == 16 ? tiled_kernel_w<T, W, ConvTiledShape<16, true>>(r)
                       : tiled_kernel_w<T, W, ConvTiledShape<8, true>>(r);
@@ -65,6 +77,12 @@ LaunchPlan tiled_plan(const LaunchPlan& pl, int r) {
   const ConvTiledChoice m = tiled_choice<T>(r, pl.async_copy);
   if (!tiled_override().set || pl.tile.cols != kConvTiledCols || r > 9 || pl.tile.rows % m.rows != 0) return q;
   q.block_y = std::max(1, std::min(pl.tile.rows / m.rows, std::max(1, 256 / q.block_x)));
+  if (m.vec) {
+    q.dynamic_smem_bytes = q.smem_bytes = std::size_t(pl.tile.rows + r - 1) *
+                                          std::size_t(conv2d_tiled_row_length(r, pl.tile.cols, int(sizeof(T)), true)) *
+                                          sizeof(T);
+    q.needs_optin = q.dynamic_smem_bytes > 48 * 1024;
+  }
   return q;
 }
 
@@ -81,7 +99,7 @@ const void* optimized_kernel(int r) {
     case 11: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 11, kRows, kVec>);
     case 13: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 13, kRows, kVec>);
     case 15: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 15, kRows, kVec>);
-    default: return tiled_kernel<T>(r, kConvOptimizedCols, false);  // R > 15: no unrolled kernel (the plan says so)
+    default: return tiled_kernel<T>(r, kConvOptimizedCols, false, false);  // R > 15: no unrolled kernel (the plan says so)
   }
 }
 
@@ -119,7 +137,8 @@ void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& pl, gpuS
     launch_kernel(k, pl, tx * ty, args, s, "conv2d_optimized_kernel");
     return;
   }
-  launch_kernel(tiled_kernel<T>(c.r, pl.tile.cols, pl.async_copy), tiled_plan<T>(pl, c.r), tx * ty, args, s, "conv2d_tiled_kernel");
+  launch_kernel(tiled_kernel<T>(c.r, pl.tile.cols, pl.async_copy, vectorizable(c)), tiled_plan<T>(pl, c.r), tx * ty,
+                args, s, "conv2d_tiled_kernel");
 }
 
 const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan& pl) {
@@ -128,8 +147,8 @@ const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan& pl) {
     case Variant::naive:
       return f ? reinterpret_cast<const void*>(&conv2d_naive_kernel<float>)
                : reinterpret_cast<const void*>(&conv2d_naive_kernel<double>);
-    case Variant::tiled: return f ? tiled_kernel<float>(r, pl.tile.cols, pl.async_copy)
-                                 : tiled_kernel<double>(r, pl.tile.cols, pl.async_copy);
+    case Variant::tiled: return f ? tiled_kernel<float>(r, pl.tile.cols, pl.async_copy, true)
+                                 : tiled_kernel<double>(r, pl.tile.cols, pl.async_copy, true);
     case Variant::optimized: return f ? optimized_kernel<float, true>(r) : optimized_kernel<double, true>(r);
   }
   return nullptr;

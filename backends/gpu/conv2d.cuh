@@ -99,13 +99,82 @@ __device__ __forceinline__ void conv2d_load_tile_async(const Conv2dParams<T>& c,
   copy_async_wait_all();
 }
 
+// One 16-byte asynchronous copy global -> shared (cp.async.cg: L2 only, the window's reuse is
+// in shared memory); `valid` false zero-fills the 16 bytes without reading `src`. Without
+// asynchronous copies (HIP, older NVIDIA) a plain vector copy.
+template <class VT>
+__device__ __forceinline__ void conv2d_copy16_async(VT* dst_shared, const VT* src, bool valid) {
+  static_assert(sizeof(VT) == 16, "16-byte vectors");
+#if TILEKIT_GPU_ASYNC_COPY
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+#else
+  if (valid)
+    *dst_shared = *src;
+  else
+    *dst_shared = VT{};
+#endif
+}
+
+// The window loaded as 16-byte vectors into rows padded to whole vectors (as the optimized
+// kernel's): row y of the shared window holds input columns j0 - P .. j0 + TC + P - 1, P = the
+// halo R/2 rounded up to whole vectors (conv2d_optimized_pad), so every vector is aligned and,
+// the image width being a multiple of the vector width, wholly inside or outside the image.
+// The window of output column tx then starts at shared column tx + P - R/2. About 20 PTX
+// instructions per vector (5 per element; the 4-byte async loop above costs ~30 per element).
+//   kAsync (with asynchronous copies): every vector of the thread in flight before one wait,
+//          no register holding it (cp.async.cg, 16 bytes);
+//   else:  batches of four vectors through registers (the optimized kernel's loader).
+// Only for images conv2d.cu's vectorizable() accepts (aligned, ld and w multiples of the width).
+// On the H200 (float 8192^2) neither form beat the loaders above: the float tiled kernel's time
+// is its FFMA phase plus its memory phase, whatever the loader (NOTES.md); double R = 5 gains.
+template <class T, int R, int TC, bool kAsync>
+__device__ __forceinline__ void conv2d_load_tile_vec(const Conv2dParams<T>& c, T* tile, int tr, int i0, int j0) {
+  using V = Vec16<T>;
+  using VT = typename V::type;
+  constexpr int W = V::n, HALF = R / 2, P = (HALF + W - 1) / W * W, NV = (TC + 2 * P) / W;
+  const int n = (tr + R - 1) * NV, nt = blockDim.x * blockDim.y, tid = threadIdx.y * blockDim.x + threadIdx.x;
+  VT* vt = reinterpret_cast<VT*>(tile);
+#if TILEKIT_GPU_ASYNC_COPY
+  if constexpr (kAsync) {
+#pragma unroll 4
+    for (int q = tid; q < n; q += nt) {
+      const int y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * W;
+      const bool ok = unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w);
+      conv2d_copy16_async(vt + q, reinterpret_cast<const VT*>(ok ? c.in + gy * c.ld_in + gx : c.in), ok);
+    }
+    copy_async_wait_all();
+    return;
+  }
+#endif
+  constexpr int kBatch = 4;
+  for (int q0 = tid; q0 < n; q0 += kBatch * nt) {
+    VT v[kBatch];
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k) {
+      const int q = q0 + k * nt, y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * W;
+      if (q < n && unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w))
+        v[k] = *reinterpret_cast<const VT*>(c.in + gy * c.ld_in + gx);
+      else
+        v[k] = VT{};
+    }
+#pragma unroll
+    for (int k = 0; k < kBatch; ++k)
+      if (q0 + k * nt < n) vt[q0 + k * nt] = v[k];
+  }
+}
+
 // How the tiled kernel is compiled for one (R, width): kRows output rows per thread down a
-// column; kAsync: the window loads with conv2d_load_tile_async where the target has
-// asynchronous copies (tile_choice.hpp's conv2d_tiled_choice says where that measured faster).
-template <int kRows_, bool kAsync_>
+// column; kAsync: the window loads with asynchronous copies where the target has them; kVec:
+// the window loads as 16-byte vectors into vector-padded rows (conv2d_load_tile_vec; only the
+// compiled width and R, and images conv2d.cu's vectorizable() accepts). tile_choice.hpp's
+// conv2d_tiled_choice says which measured faster where.
+template <int kRows_, bool kAsync_, bool kVec_ = false>
 struct ConvTiledShape {
   static constexpr int kRows = kRows_;
   static constexpr bool kAsync = kAsync_;
+  static constexpr bool kVec = kVec_;
 };
 using ConvTiledDefault = ConvTiledShape<kConvTiledRowsPerThread, false>;
 
@@ -116,17 +185,26 @@ template <class T, int kR, int kCols, class S = ConvTiledDefault>
 __global__ void conv2d_tiled_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
   extern __shared__ __align__(16) unsigned char conv2d_smem[];
   T* tile = reinterpret_cast<T*>(conv2d_smem);
-  const int r = kR > 0 ? kR : c.r, tr = tile_rows, tc = kCols > 0 ? kCols : int(blockDim.x), sw = tc + r - 1;
+  constexpr bool kVec = S::kVec && kR > 0 && kCols > 0;
+  // Shared row length, and where output column 0's window starts in a row (vector padding).
+  constexpr int kW = 16 / int(sizeof(T)), kPad = kVec ? (kR / 2 + kW - 1) / kW * kW : 0;  // conv2d_optimized_pad
+  const int r = kR > 0 ? kR : c.r, tr = tile_rows, tc = kCols > 0 ? kCols : int(blockDim.x);
+  const int sw = kVec ? tc + 2 * kPad : tc + r - 1;
   const BlockXY b = block_xy(tiles_x);
   const int i0 = b.y * tr, j0 = b.x * tc;
+  if constexpr (kVec)
+    conv2d_load_tile_vec<T, (kR > 0 ? kR : 1), (kCols > 0 ? kCols : 64), S::kAsync>(c, tile, tr, i0, j0);
+  else {
 #if TILEKIT_GPU_ASYNC_COPY
-  if constexpr (S::kAsync)
-    conv2d_load_tile_async(c, tile, r, tr, tc, i0, j0);
-  else
+    if constexpr (S::kAsync)
+      conv2d_load_tile_async(c, tile, r, tr, tc, i0, j0);
+    else
 #endif
-    conv2d_load_tile(c, tile, r, tr, tc, i0, j0);
+      conv2d_load_tile(c, tile, r, tr, tc, i0, j0);
+  }
   __syncthreads();
   const int tx = threadIdx.x, j = j0 + tx;
+  tile += kVec ? kPad - r / 2 : 0;
   if constexpr (kR > 0) {
     // Thread coarsening (PMPP 6.3): kRows outputs down a column share R - 1 of their R window
     // rows, so each shared value read feeds up to kRows FMAs ((kRows + R - 1) * R reads for

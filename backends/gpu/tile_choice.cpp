@@ -167,6 +167,13 @@ std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t) {
   return {{kConvOptimizedRows, kConvOptimizedCols, 0}, {128, kConvOptimizedCols, 0}, {32, kConvOptimizedCols, 0}};
 }
 
+namespace {
+const char* tiled_load_words(const ConvTiledChoice& c) {
+  if (c.vec) return c.async ? ", 16-byte asynchronous loads" : ", 16-byte loads";
+  return c.async ? ", asynchronous loads" : "";
+}
+}  // namespace
+
 LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const TileConfig& req) {
   LaunchPlan pl;
   const std::size_t e = size_of(p.dtype);
@@ -345,6 +352,17 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
             throw Error("conv2d optimized tile " + t.str() + " needs " + std::to_string(pl.smem_bytes) +
                         " bytes of scratch (with its vector padding), but " + where(d) + " offers " +
                         std::to_string(optin_limit(d)) + " bytes");
+        } else if (!opt && p.k <= 9 && t.cols == kConvTiledCols &&
+                   conv2d_tiled_choice(int(p.k), int(e), d.async_copy).vec) {
+          // 16-byte loads: the window's rows padded to whole vectors (the fallback for images
+          // that do not allow them uses less).
+          pl.smem_bytes = std::size_t(t.rows + p.k - 1) *
+                          std::size_t(conv2d_tiled_row_length(int(p.k), t.cols, int(e), true)) * e;
+          check_tile_fits(p, t, optin_limit(d), where(d));
+          if (pl.smem_bytes > optin_limit(d))
+            throw Error("conv2d tiled tile " + t.str() + " needs " + std::to_string(pl.smem_bytes) +
+                        " bytes of scratch (with its vector padding), but " + where(d) + " offers " +
+                        std::to_string(optin_limit(d)) + " bytes");
         } else {
           pl.smem_bytes = tile_scratch_bytes(p, t);
         }
@@ -363,7 +381,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                            : std::string()) +
                       (p.k <= 9 && t.cols == kConvTiledCols
                            ? ", " + std::to_string(t.cols) + " wide compiled" +
-                                 (conv2d_tiled_choice(int(p.k), int(e), d.async_copy).async ? ", asynchronous loads" : "")
+                                 tiled_load_words(conv2d_tiled_choice(int(p.k), int(e), d.async_copy))
                            : std::string()) +
                       ">";
       }

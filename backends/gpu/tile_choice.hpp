@@ -98,10 +98,13 @@ inline constexpr int kConvTiledCols = 64;
 // (float R <= 3) and for double R = 5 with 16 rows; elsewhere their per-element address
 // arithmetic costs more issue slots than the latency they hide. Other widths, R > 9 and
 // devices without asynchronous copies (AMD; unmeasured there): 8 rows, register-staged.
+// 16-byte loads (vec) are chosen nowhere: on the H200 they measured the same as the choices
+// above for float R = 1-7 (bench/results/h200-conv2d-tiled-2.txt).
 // TILEKIT_CONV_TILED overrides it (conv2d.cu).
 struct ConvTiledChoice {
   int rows;
   bool async;
+  bool vec = false;  // 16-byte loads into vector-padded shared rows (vectorizable images only)
 };
 constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_copy) {
   if (!async_copy) return {kConvTiledRowsPerThread, false};
@@ -111,6 +114,11 @@ constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_
 }
 constexpr int conv2d_optimized_pad(int r, int elem_bytes) {
   return (r / 2 + 16 / elem_bytes - 1) / (16 / elem_bytes) * (16 / elem_bytes);
+}
+// Shared row length of the tiled kernel's window: the tile plus the halo, or with 16-byte
+// loads (ConvTiledChoice::vec) the tile plus the halo rounded up to whole vectors each side.
+constexpr int conv2d_tiled_row_length(int r, int cols, int elem_bytes, bool vec) {
+  return vec ? cols + 2 * conv2d_optimized_pad(r, elem_bytes) : cols + r - 1;
 }
 
 }  // namespace tilekit::gpu
