@@ -1,5 +1,5 @@
 // The openmp backend object: host memory (HostBackend), tile choice per variant, launch
-// descriptions, and the peers. The kernels are in naive.cpp, tiled.cpp and optimized.cpp.
+// descriptions, and the peers. The kernels are in gemm.cpp, transpose.cpp and conv2d.cpp.
 #include <omp.h>
 
 #include <algorithm>

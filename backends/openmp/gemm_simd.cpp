@@ -9,7 +9,7 @@
 //   - a kc x nc chunk of B (the vector operand) lives in L2 while every A micro-panel of the
 //     A block (mc x kc, also in L2) passes over it;
 //   - the B panel (kc x nc3, in L3) is packed once per K step by the whole team, each thread a
-//     slice, and read by every thread's A blocks (the driver in optimized.cpp owns the
+//     slice, and read by every thread's A blocks (the driver in gemm.cpp owns the
 //     barrier); each thread packs the A blocks of its own rows once per K step;
 //   - both are packed (copied into the exact order the micro-kernel reads them, zero-padded to
 //     whole micro-panels) so the inner loop reads two unit-stride streams and needs no edge code.

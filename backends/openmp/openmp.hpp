@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdlib>
 #include <string>
 
 #include "../host/host_backend.hpp"
@@ -21,17 +22,36 @@ namespace tilekit::openmp {
 // Threads a kernel will use: OMP_NUM_THREADS when set, all cores otherwise (omp_get_max_threads).
 int max_threads();
 
-// ---- naive and tiled: portable C++ (naive.cpp / tiled.cpp)
+// ---- shared by the optimized variants' drivers
+inline index_t ceil_div(index_t a, index_t b) { return (a + b - 1) / b; }
+
+// A 64-byte aligned scratch buffer per thread, kept between calls so repeated calls (the
+// benchmark loop, a solver's iterations) do not pay for allocation and page faults each time.
+class Workspace {
+ public:
+  ~Workspace() { std::free(p_); }
+  void* get(std::size_t bytes) {
+    if (bytes > bytes_) {
+      std::free(p_);
+      bytes_ = (bytes + 63) / 64 * 64;
+      p_ = std::aligned_alloc(64, bytes_);
+      if (!p_) bytes_ = 0;
+    }
+    return p_;
+  }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+// Defined in gemm.cpp: the optimized gemm packs A into tls_a_pack and B into tls_b_panels; the
+// optimized conv2d copies its tiles into tls_a_pack.
+extern thread_local Workspace tls_a_pack, tls_b_panels;
+
+// ---- gemm (gemm.cpp): naive and tiled in portable C++, optimized a driver around the
+// dispatched SIMD kernels (simd.hpp, gemm_simd.cpp)
 template <class T> void gemm_naive(const GemmArgs<T>& g);
 template <class T> void gemm_tiled(const GemmArgs<T>& g, const TileConfig& t);
-template <class T> void transpose_naive(const TransposeArgs<T>& a);
-template <class T> void transpose_tiled(const TransposeArgs<T>& a, const TileConfig& t);
-// The tiled transpose's automatic tile: tall and 8 columns wide (see tiled.cpp for why).
-TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t);
-template <class T> void conv2d_naive(const Conv2dArgs<T>& a);
-template <class T> void conv2d_tiled(const Conv2dArgs<T>& a, const TileConfig& t);
-
-// ---- optimized: drivers in optimized.cpp around the dispatched SIMD kernels (simd.hpp)
 // The automatic gemm tile: rows = mc, cols = nc, depth = kc: the packed A block (mc x kc) and
 // the chunk of the packed B panel (kc x nc) that share the L2, derived from the L1 and L2 sizes
 // and the dispatched micro-kernel's register block.
@@ -39,11 +59,23 @@ TileConfig gemm_optimized_tile(const DeviceInfo& info, DType t);
 std::string gemm_optimized_launch(DType t, const TileConfig& tile);
 // The B panel each thread packs per K step is sized from its share of `l3_bytes`.
 template <class T> void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes);
+
+// ---- transpose (transpose.cpp): naive and tiled in portable C++, optimized a driver around the
+// dispatched SIMD kernels (simd.hpp, transpose_simd.cpp)
+template <class T> void transpose_naive(const TransposeArgs<T>& a);
+template <class T> void transpose_tiled(const TransposeArgs<T>& a, const TileConfig& t);
+// The tiled transpose's automatic tile: tall and 8 columns wide (see transpose.cpp for why).
+TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t);
 // Transpose: rows x cols blocks of the input, split across threads; streaming (non-temporal)
 // stores when the output is larger than `stream_above` bytes.
 TileConfig transpose_optimized_tile(const DeviceInfo& info, DType t);
 std::string transpose_optimized_launch(DType t, const TileConfig& tile);
 template <class T> void transpose_optimized(const TransposeArgs<T>& a, const TileConfig& t, std::size_t stream_above);
+
+// ---- conv2d (conv2d.cpp): naive and tiled in portable C++, optimized a driver around the
+// dispatched SIMD kernels (simd.hpp, conv2d_simd.cpp)
+template <class T> void conv2d_naive(const Conv2dArgs<T>& a);
+template <class T> void conv2d_tiled(const Conv2dArgs<T>& a, const TileConfig& t);
 // conv2d: rows x cols output tiles, copied with their halo into a per-thread buffer.
 TileConfig conv2d_optimized_tile(const DeviceInfo& info, const Problem& p);
 std::string conv2d_optimized_launch(const Problem& p, const TileConfig& tile);

@@ -1,5 +1,6 @@
 // The runtime-dispatched SIMD kernels of the optimized variants (gemm_simd.cpp,
-// transpose_simd.cpp, conv2d_simd.cpp), as the portable drivers in optimized.cpp see them.
+// transpose_simd.cpp, conv2d_simd.cpp), as the portable drivers in gemm.cpp, transpose.cpp and
+// conv2d.cpp see them.
 //
 // Why Highway: the library must run on any x86-64 (and other) CPU from one portable build, yet
 // use AVX-512 where the CPU has it. Highway compiles each kernel once per instruction set

@@ -1,12 +1,9 @@
-// The optimized variants' drivers: tile choice, the static split of the work across the OpenMP
-// threads, and per-thread workspaces. The arithmetic is in the dispatched kernels (simd.hpp).
+// gemm, all three variants; its SIMD kernels stay in gemm_simd.cpp (Highway's foreach_target needs its own TU).
 #include <omp.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cmath>
-#include <cstdlib>
-#include <cstring>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -14,30 +11,82 @@
 #include "simd.hpp"
 
 namespace tilekit::openmp {
-namespace {
 
-index_t ceil_div(index_t a, index_t b) { return (a + b - 1) / b; }
+// ---------------------------------------------------------------- naive
+// The naive variants: the serial backend's plain loops with the outermost loop split across the
+// OpenMP threads, nothing else. They show what threads alone buy when every access pattern is
+// left as the textbook writes it.
 
-// A 64-byte aligned scratch buffer per thread, kept between calls so repeated calls (the
-// benchmark loop, a solver's iterations) do not pay for allocation and page faults each time.
-class Workspace {
- public:
-  ~Workspace() { std::free(p_); }
-  void* get(std::size_t bytes) {
-    if (bytes > bytes_) {
-      std::free(p_);
-      bytes_ = (bytes + 63) / 64 * 64;
-      p_ = std::aligned_alloc(64, bytes_);
-      if (!p_) bytes_ = 0;
+// One dot product per element of C, walking B down a column: every step touches a new cache
+// line of B, so beyond the L2 each multiply waits on memory, on every thread at once.
+template <class T>
+void gemm_naive(const GemmArgs<T>& g) {
+#pragma omp parallel for schedule(static)
+  for (index_t i = 0; i < g.m; ++i)
+    for (index_t j = 0; j < g.n; ++j) {
+      T acc = 0;
+      for (index_t p = 0; p < g.k; ++p) acc += g.a[i * g.lda + p] * g.b[p * g.ldb + j];
+      T& c = g.c[i * g.ldc + j];
+      // beta == 0 must not read C: it may hold NaN.
+      c = g.beta == T(0) ? g.alpha * acc : g.alpha * acc + g.beta * c;
     }
-    return p_;
-  }
+}
 
- private:
-  void* p_ = nullptr;
-  std::size_t bytes_ = 0;
-};
+// ---------------------------------------------------------------- tiled
+// The tiled variants: cache blocking, the CPU analogue of the textbook shared-memory GPU kernel.
+// A GPU block copies its tiles into shared memory by hand; here the tile sizes alone (derived
+// from the cache sizes at run time, see backend.cpp) make the caches keep each tile while it is
+// reused. Threads take whole output tiles, statically, so no two threads write one cache line
+// of the output except at tile borders, and every element is summed in the same order each run.
+
+// Each thread owns whole tiles of C. For one tile, K is walked in steps of `depth`: the A block
+// (rows x depth) and the B block (depth x cols) stay in the L2 while every element of the C
+// block uses them, as a thread block reuses its shared-memory tiles. Partial sums live in a
+// per-thread accumulator, so C is read once (for beta) and written once.
+template <class T>
+void gemm_tiled(const GemmArgs<T>& g, const TileConfig& t) {
+  const index_t tm = t.rows, tn = t.cols, tk = t.depth;
+  const index_t tiles_m = (g.m + tm - 1) / tm, tiles_n = (g.n + tn - 1) / tn;
+#pragma omp parallel
+  {
+    std::vector<T> acc(std::size_t(tm * tn));
+#pragma omp for schedule(static) collapse(2)
+    for (index_t bi = 0; bi < tiles_m; ++bi)
+      for (index_t bj = 0; bj < tiles_n; ++bj) {
+        const index_t i0 = bi * tm, i1 = std::min(g.m, i0 + tm);
+        const index_t j0 = bj * tn, j1 = std::min(g.n, j0 + tn), w = j1 - j0;
+        std::fill(acc.begin(), acc.end(), T(0));
+        for (index_t p0 = 0; p0 < g.k; p0 += tk) {
+          const index_t p1 = std::min(g.k, p0 + tk);
+          for (index_t i = i0; i < i1; ++i) {
+            T* arow = acc.data() + (i - i0) * tn;
+            for (index_t p = p0; p < p1; ++p) {
+              const T aip = g.a[i * g.lda + p];
+              const T* brow = g.b + p * g.ldb + j0;
+              for (index_t j = 0; j < w; ++j) arow[j] += aip * brow[j];  // unit stride: vectorizes
+            }
+          }
+        }
+        for (index_t i = i0; i < i1; ++i) {
+          const T* arow = acc.data() + (i - i0) * tn;
+          T* crow = g.c + i * g.ldc + j0;
+          if (g.beta == T(0))
+            for (index_t j = 0; j < w; ++j) crow[j] = g.alpha * arow[j];
+          else
+            for (index_t j = 0; j < w; ++j) crow[j] = g.alpha * arow[j] + g.beta * crow[j];
+        }
+      }
+  }
+}
+
+// ---------------------------------------------------------------- optimized
+// The optimized variants' drivers: tile choice, the static split of the work across the OpenMP
+// threads, and per-thread workspaces. The arithmetic is in the dispatched kernels (simd.hpp).
+
+// The per-thread workspaces declared in openmp.hpp.
 thread_local Workspace tls_a_pack, tls_b_panels;
+
+namespace {
 
 struct Grid {
   int rows = 1, cols = 1;
@@ -173,112 +222,11 @@ std::string gemm_optimized_launch(DType t, const TileConfig& tile) {
       std::size_t(tile.depth) * std::size_t(tile.cols) * e / 1024);
 }
 
-// ---------------------------------------------------------------- transpose
-
-TileConfig transpose_optimized_tile(const DeviceInfo& info, DType t) {
-  // Every input line is consumed by one register square and every output line written by one,
-  // so the block does not need to fit a cache for reuse; its size sets how many lines each
-  // visit to a page (a TLB entry, a DRAM row) covers: rows * e bytes of each output row and
-  // cols * e of each input row. Measured on a Zen 4 (1 MiB L2) at 8192^2 floats: 128 x 128
-  // blocks ran ~10% slower than 256 x 256; larger ones gained nothing. So: a square of a
-  // quarter of the L2 (256 x 256 floats there), inside the tile rule.
-  const index_t lanes = index_t(simd::transpose_lanes(t));
-  index_t side = index_t(std::sqrt(double(info.l2_bytes) / 4.0 / double(size_of(t))));
-  side = std::max(lanes, side / lanes * lanes);
-  return {int(side), int(side), 0};
-}
-
-template <class T>
-void transpose_optimized(const TransposeArgs<T>& a, const TileConfig& t, std::size_t stream_above) {
-  // Non-temporal stores pay off only when the output would not stay in the caches anyway.
-  const bool stream = std::size_t(a.rows * a.cols) * sizeof(T) > stream_above;
-  const index_t tiles_r = ceil_div(a.rows, t.rows), tiles_c = ceil_div(a.cols, t.cols);
-#pragma omp parallel
-  {
-#pragma omp for schedule(static) collapse(2) nowait
-    for (index_t bi = 0; bi < tiles_r; ++bi)
-      for (index_t bj = 0; bj < tiles_c; ++bj)
-        simd::transpose_block(a, bi * t.rows, std::min(a.rows, (bi + 1) * t.rows), bj * t.cols,
-                              std::min(a.cols, (bj + 1) * t.cols), stream);
-    if (stream) simd::stream_fence();
-  }
-}
-
-std::string transpose_optimized_launch(DType dt, const TileConfig& t) {
-  const std::size_t lanes = simd::transpose_lanes(dt);
-  return fmt::format("{} threads over {} blocks, {} in-register {}x{} transposes, streaming stores beyond the L3",
-                     max_threads(), t.str(), simd::target_name(), lanes, lanes);
-}
-
-// ---------------------------------------------------------------- conv2d
-
-TileConfig conv2d_optimized_tile(const DeviceInfo& info, const Problem& p) {
-  const std::size_t e = size_of(p.dtype), bc = simd::conv2d_block_cols(p.dtype);
-  const std::size_t halo = std::size_t(std::max<index_t>(p.k - 1, 0));
-  // Width: one register block's input rows (4 outputs + halo) across the tile in half the L1,
-  // so the input rows a block of output rows shares with the next are still there.
-  std::size_t cols = info.l1_bytes / 2 / ((4 + halo) * e) / bc * bc;
-  cols = std::max(cols, bc);
-  // Height: the whole halo-padded tile in a quarter of the L2; tall tiles amortize the halo.
-  const std::size_t tile_row = (cols + halo) * e;
-  std::size_t rows = info.l2_bytes / 4 / tile_row;
-  rows = rows > halo + 4 ? (rows - halo) / 4 * 4 : 4;
-  return {int(rows), int(cols), 0};
-}
-
-template <class T>
-void conv2d_optimized(const Conv2dArgs<T>& a, const TileConfig& t) {
-  const index_t half = a.r / 2, bc = index_t(simd::conv2d_block_cols(dtype_of<T>()));
-  // The tile buffer: the tile plus halo, columns padded to whole register blocks, rows of a
-  // whole number of cache lines so every row starts line-aligned.
-  const index_t cols_needed = ceil_div(t.cols, bc) * bc + a.r - 1;
-  const index_t ld = ceil_div(cols_needed, index_t(64 / sizeof(T))) * index_t(64 / sizeof(T));
-  const std::size_t bytes = std::size_t((t.rows + a.r - 1) * ld) * sizeof(T);
-  const index_t tiles_r = ceil_div(a.h, t.rows), tiles_c = ceil_div(a.w, t.cols);
-  std::atomic<bool> out_of_memory{false};
-#pragma omp parallel
-  {
-    T* tile = static_cast<T*>(tls_a_pack.get(bytes));
-    if (!tile) out_of_memory = true;
-#pragma omp for schedule(static) collapse(2)
-    for (index_t bi = 0; bi < tiles_r; ++bi)
-      for (index_t bj = 0; bj < tiles_c; ++bj) {
-        if (!tile) continue;
-        const index_t i0 = bi * t.rows, j0 = bj * t.cols;
-        const index_t th = std::min<index_t>(t.rows, a.h - i0), tw = std::min<index_t>(t.cols, a.w - j0);
-        const index_t width = ceil_div(tw, bc) * bc + a.r - 1;  // what the kernel will read
-        // Load phase: whole rows of the image by memcpy, zeros for the halo outside it.
-        const index_t x_lo = std::max<index_t>(0, half - j0);                    // first column inside
-        const index_t x_hi = std::max(x_lo, std::min<index_t>(width, a.w - j0 + half));  // one past the last
-        for (index_t y = 0; y < th + a.r - 1; ++y) {
-          T* dst = tile + y * ld;
-          const index_t gy = i0 + y - half;
-          if (gy < 0 || gy >= a.h) {
-            std::fill(dst, dst + width, T(0));
-            continue;
-          }
-          std::fill(dst, dst + x_lo, T(0));
-          std::memcpy(dst + x_lo, a.in + gy * a.ld_in + (j0 + x_lo - half), std::size_t(x_hi - x_lo) * sizeof(T));
-          std::fill(dst + x_hi, dst + width, T(0));
-        }
-        simd::conv2d_tile(a, tile, ld, i0, j0, th, tw);
-      }
-  }
-  if (out_of_memory)
-    throw Error(fmt::format("backend 'openmp': cannot allocate {} bytes of conv2d tile buffer per thread", bytes));
-}
-
-std::string conv2d_optimized_launch(const Problem& p, const TileConfig& t) {
-  const std::size_t bc = simd::conv2d_block_cols(p.dtype);
-  return fmt::format("{} threads over {} tiles (+{} halo) copied to L2, {} register blocks of 4 rows x {} columns",
-                     max_threads(), t.str(), std::max<index_t>(p.k - 1, 0), simd::target_name(), bc);
-}
-
+template void gemm_naive<float>(const GemmArgs<float>&);
+template void gemm_naive<double>(const GemmArgs<double>&);
+template void gemm_tiled<float>(const GemmArgs<float>&, const TileConfig&);
+template void gemm_tiled<double>(const GemmArgs<double>&, const TileConfig&);
 template void gemm_optimized<float>(const GemmArgs<float>&, const TileConfig&, std::size_t);
 template void gemm_optimized<double>(const GemmArgs<double>&, const TileConfig&, std::size_t);
-template void transpose_optimized<float>(const TransposeArgs<float>&, const TileConfig&, std::size_t);
-template void transpose_optimized<double>(const TransposeArgs<double>&, const TileConfig&, std::size_t);
-template void conv2d_optimized<float>(const Conv2dArgs<float>&, const TileConfig&);
-template void conv2d_optimized<double>(const Conv2dArgs<double>&, const TileConfig&);
 
 }  // namespace tilekit::openmp

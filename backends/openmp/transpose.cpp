@@ -1,0 +1,106 @@
+// transpose, all three variants; the optimized one's in-register kernels are in transpose_simd.cpp.
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "openmp.hpp"
+#include "simd.hpp"
+
+namespace tilekit::openmp {
+
+// ---------------------------------------------------------------- naive
+// The naive variants: the serial backend's plain loops with the outermost loop split across the
+// OpenMP threads, nothing else. They show what threads alone buy when every access pattern is
+// left as the textbook writes it.
+
+// Reads rows, writes columns: each thread's writes land one cache line apart.
+template <class T>
+void transpose_naive(const TransposeArgs<T>& a) {
+#pragma omp parallel for schedule(static)
+  for (index_t i = 0; i < a.rows; ++i)
+    for (index_t j = 0; j < a.cols; ++j) a.out[j * a.ld_out + i] = a.in[i * a.ld_in + j];
+}
+
+// ---------------------------------------------------------------- tiled
+// The tiled variants: cache blocking, the CPU analogue of the textbook shared-memory GPU kernel.
+// A GPU block copies its tiles into shared memory by hand; here the tile sizes alone (derived
+// from the cache sizes at run time, see backend.cpp) make the caches keep each tile while it is
+// reused. Threads take whole output tiles, statically, so no two threads write one cache line
+// of the output except at tile borders, and every element is summed in the same order each run.
+
+TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t) {
+  // The block's output rows are ld_out elements apart. For the power-of-two sizes everyone
+  // benchmarks, that stride maps every one of them to the same L1 set, and an 8-way L1 (every
+  // current x86 core) keeps only 8 lines of a set: a square block of 40 x 40 (what half the L1
+  // would hold) has its output lines evicted between consecutive writes to them. So the block
+  // is 8 input columns wide (8 output rows, resident while the whole block writes into them)
+  // and as tall as a quarter of the L1 allows: 256 x 8 floats on a 32 KiB L1, measured 3.5x the
+  // bandwidth of 40 x 40 at 8192^2 on Zen 4.
+  constexpr int kWays = 8;
+  const int rows = std::max(kWays, int(info.l1_bytes / 4 / (kWays * size_of(t))) / kWays * kWays);
+  return {rows, kWays, 0};
+}
+
+// Blocks whose output lines stay in L1 (see transpose_tiled_tile), so each output line is
+// written completely before it is evicted, and each input line is read once per block.
+template <class T>
+void transpose_tiled(const TransposeArgs<T>& a, const TileConfig& t) {
+  const index_t tiles_r = (a.rows + t.rows - 1) / t.rows, tiles_c = (a.cols + t.cols - 1) / t.cols;
+#pragma omp parallel for schedule(static) collapse(2)
+  for (index_t bi = 0; bi < tiles_r; ++bi)
+    for (index_t bj = 0; bj < tiles_c; ++bj) {
+      const index_t i0 = bi * t.rows, i1 = std::min(a.rows, i0 + t.rows);
+      const index_t j0 = bj * t.cols, j1 = std::min(a.cols, j0 + t.cols);
+      for (index_t i = i0; i < i1; ++i)
+        for (index_t j = j0; j < j1; ++j) a.out[j * a.ld_out + i] = a.in[i * a.ld_in + j];
+    }
+}
+
+// ---------------------------------------------------------------- optimized
+// The optimized variants' drivers: tile choice, the static split of the work across the OpenMP
+// threads, and per-thread workspaces. The arithmetic is in the dispatched kernels (simd.hpp).
+
+TileConfig transpose_optimized_tile(const DeviceInfo& info, DType t) {
+  // Every input line is consumed by one register square and every output line written by one,
+  // so the block does not need to fit a cache for reuse; its size sets how many lines each
+  // visit to a page (a TLB entry, a DRAM row) covers: rows * e bytes of each output row and
+  // cols * e of each input row. Measured on a Zen 4 (1 MiB L2) at 8192^2 floats: 128 x 128
+  // blocks ran ~10% slower than 256 x 256; larger ones gained nothing. So: a square of a
+  // quarter of the L2 (256 x 256 floats there), inside the tile rule.
+  const index_t lanes = index_t(simd::transpose_lanes(t));
+  index_t side = index_t(std::sqrt(double(info.l2_bytes) / 4.0 / double(size_of(t))));
+  side = std::max(lanes, side / lanes * lanes);
+  return {int(side), int(side), 0};
+}
+
+template <class T>
+void transpose_optimized(const TransposeArgs<T>& a, const TileConfig& t, std::size_t stream_above) {
+  // Non-temporal stores pay off only when the output would not stay in the caches anyway.
+  const bool stream = std::size_t(a.rows * a.cols) * sizeof(T) > stream_above;
+  const index_t tiles_r = ceil_div(a.rows, t.rows), tiles_c = ceil_div(a.cols, t.cols);
+#pragma omp parallel
+  {
+#pragma omp for schedule(static) collapse(2) nowait
+    for (index_t bi = 0; bi < tiles_r; ++bi)
+      for (index_t bj = 0; bj < tiles_c; ++bj)
+        simd::transpose_block(a, bi * t.rows, std::min(a.rows, (bi + 1) * t.rows), bj * t.cols,
+                              std::min(a.cols, (bj + 1) * t.cols), stream);
+    if (stream) simd::stream_fence();
+  }
+}
+
+std::string transpose_optimized_launch(DType dt, const TileConfig& t) {
+  const std::size_t lanes = simd::transpose_lanes(dt);
+  return fmt::format("{} threads over {} blocks, {} in-register {}x{} transposes, streaming stores beyond the L3",
+                     max_threads(), t.str(), simd::target_name(), lanes, lanes);
+}
+
+template void transpose_naive<float>(const TransposeArgs<float>&);
+template void transpose_naive<double>(const TransposeArgs<double>&);
+template void transpose_tiled<float>(const TransposeArgs<float>&, const TileConfig&);
+template void transpose_tiled<double>(const TransposeArgs<double>&, const TileConfig&);
+template void transpose_optimized<float>(const TransposeArgs<float>&, const TileConfig&, std::size_t);
+template void transpose_optimized<double>(const TransposeArgs<double>&, const TileConfig&, std::size_t);
+
+}  // namespace tilekit::openmp
