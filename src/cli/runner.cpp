@@ -143,7 +143,6 @@ RunResult run_peer_t(Backend& be, const Workload& w, const RunOptions& o) {
 Workload Workload::make(const Problem& p, std::uint64_t seed) {
   Workload w;
   w.problem = p;
-  w.seed = seed;
   auto draw = [&](index_t count, std::uint64_t salt) {
     // Drawn in the problem's dtype, so the reference sees exactly the values the kernels see.
     if (p.dtype == DType::f32) {

@@ -18,7 +18,6 @@ namespace tilekit::cli {
 // computes it (the reference of a large gemm costs more than most of the rows).
 struct Workload {
   Problem problem;
-  std::uint64_t seed = 0;
   std::vector<double> a, b, filter;  // inputs as drawn (double; narrowed per dtype on upload)
   std::shared_ptr<verify::Reference> reference;
   static Workload make(const Problem& p, std::uint64_t seed);
