@@ -7,9 +7,10 @@
 //              memory once (zeros outside the image), then computes from there; the filter
 //              sits in __constant__ memory, broadcast to the warp. Small filters are compiled
 //              with R fixed so the loops unroll and each tap is one shared load and one FMA.
-//   optimized  as tiled, plus register blocking: a thread computes kConvRowsPerThread outputs
-//              down a column and reads each shared value once for all the outputs it touches
-//              ((ROWS + R - 1) * R shared loads instead of ROWS * R * R).
+//   optimized  as tiled (vector-padded window, 8 outputs per thread down a column), plus a
+//              pipeline inside the block: the window arrives in one group of asynchronous
+//              copies per pass of the threads over the tile, and each pass computes as soon as
+//              its own rows are in, while the later ones are still in flight.
 #pragma once
 
 #include "device_common.cuh"
@@ -129,6 +130,25 @@ __device__ __forceinline__ void conv2d_copy16_async(VT* dst_shared, const VT* sr
 // Only for images conv2d.cu's vectorizable() accepts (aligned, ld and w multiples of the width).
 // On the H200 (float 8192^2) neither form beat the loaders above: the float tiled kernel's time
 // is its FFMA phase plus its memory phase, whatever the loader (NOTES.md); double R = 5 gains.
+// Rows [y_lo, y_hi) of that vector-padded window as 16-byte asynchronous copies, committed as
+// one group (the staged tiled kernel issues one group per pass; the others one for all).
+template <class T, int R, int TC>
+__device__ __forceinline__ void conv2d_issue_rows_vec(const Conv2dParams<T>& c, T* tile, int y_lo, int y_hi, int i0,
+                                                      int j0) {
+  using V = Vec16<T>;
+  using VT = typename V::type;
+  constexpr int W = V::n, HALF = R / 2, P = (HALF + W - 1) / W * W, NV = (TC + 2 * P) / W;
+  const int n = y_hi * NV, nt = blockDim.x * blockDim.y, tid = threadIdx.y * blockDim.x + threadIdx.x;
+  VT* vt = reinterpret_cast<VT*>(tile);
+#pragma unroll 4
+  for (int q = y_lo * NV + tid; q < n; q += nt) {
+    const int y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * W;
+    const bool ok = unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w);
+    conv2d_copy16_async(vt + q, reinterpret_cast<const VT*>(ok ? c.in + gy * c.ld_in + gx : c.in), ok);
+  }
+  copy_async_commit();
+}
+
 template <class T, int R, int TC, bool kAsync>
 __device__ __forceinline__ void conv2d_load_tile_vec(const Conv2dParams<T>& c, T* tile, int tr, int i0, int j0) {
   using V = Vec16<T>;
@@ -138,13 +158,8 @@ __device__ __forceinline__ void conv2d_load_tile_vec(const Conv2dParams<T>& c, T
   VT* vt = reinterpret_cast<VT*>(tile);
 #if TILEKIT_GPU_ASYNC_COPY
   if constexpr (kAsync) {
-#pragma unroll 4
-    for (int q = tid; q < n; q += nt) {
-      const int y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * W;
-      const bool ok = unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w);
-      conv2d_copy16_async(vt + q, reinterpret_cast<const VT*>(ok ? c.in + gy * c.ld_in + gx : c.in), ok);
-    }
-    copy_async_wait_all();
+    conv2d_issue_rows_vec<T, R, TC>(c, tile, 0, tr + R - 1, i0, j0);
+    copy_async_wait_pending(0);
     return;
   }
 #endif
@@ -178,6 +193,36 @@ struct ConvTiledShape {
 };
 using ConvTiledDefault = ConvTiledShape<kConvTiledRowsPerThread, false>;
 
+// One thread's kRows outputs of column tx from tile row r0 (thread coarsening, PMPP 6.3):
+// kRows outputs down a column share R - 1 of their R window rows, so each shared value read
+// feeds up to kRows FMAs ((kRows + R - 1) * R reads for kRows * R * R FMAs: 7.5 per output
+// instead of 25 at R = 5 and 8 rows). Shared-memory reads, not DRAM, bound the kernel without it.
+template <class T, int kR, int kRows>
+__device__ __forceinline__ void conv2d_tiled_rows(const Conv2dParams<T>& c, const T* tile, int sw, int r0, int i0,
+                                                  int j) {
+  T acc[kRows];
+#pragma unroll
+  for (int o = 0; o < kRows; ++o) acc[o] = T(0);
+  const T* col = tile + r0 * sw + threadIdx.x;
+  // The filter-column loop is unrolled on NVIDIA only (portability.hpp): on AMD each
+  // unrolled tap would hold a scalar register.
+#pragma unroll
+  for (int y = 0; y < kRows + kR - 1; ++y) {
+    TILEKIT_UNROLL_CONSTANT_TAPS
+    for (int fj = 0; fj < kR; ++fj) {
+      const T v = col[y * sw + fj];
+#pragma unroll
+      for (int o = 0; o < kRows; ++o)
+        if (y - o >= 0 && y - o < kR) acc[o] += conv_filter<T>((y - o) * kR + fj) * v;
+    }
+  }
+  if (j < c.w) {
+#pragma unroll
+    for (int o = 0; o < kRows; ++o)
+      if (i0 + r0 + o < c.h) c.out[(i0 + r0 + o) * c.ld_out + j] = acc[o];
+  }
+}
+
 // Block: tile cols x (some rows) threads. kR > 0: R fixed at compile time; kCols > 0: the
 // tile width too (the automatic one), so that window addresses are a register plus an
 // immediate instead of a multiply by the run-time row length.
@@ -191,7 +236,8 @@ __global__ void conv2d_tiled_kernel(Conv2dParams<T> c, int tile_rows, int tiles_
   const int r = kR > 0 ? kR : c.r, tr = tile_rows, tc = kCols > 0 ? kCols : int(blockDim.x);
   const int sw = kVec ? tc + 2 * kPad : tc + r - 1;
   const BlockXY b = block_xy(tiles_x);
-  const int i0 = b.y * tr, j0 = b.x * tc;
+  const int i0 = b.y * tr, j0 = b.x * tc, tx = threadIdx.x, j = j0 + tx;
+  constexpr int kRows = S::kRows;
   if constexpr (kVec)
     conv2d_load_tile_vec<T, (kR > 0 ? kR : 1), (kCols > 0 ? kCols : 64), S::kAsync>(c, tile, tr, i0, j0);
   else {
@@ -203,38 +249,11 @@ __global__ void conv2d_tiled_kernel(Conv2dParams<T> c, int tile_rows, int tiles_
       conv2d_load_tile(c, tile, r, tr, tc, i0, j0);
   }
   __syncthreads();
-  const int tx = threadIdx.x, j = j0 + tx;
   tile += kVec ? kPad - r / 2 : 0;
   if constexpr (kR > 0) {
-    // Thread coarsening (PMPP 6.3): kRows outputs down a column share R - 1 of their R window
-    // rows, so each shared value read feeds up to kRows FMAs ((kRows + R - 1) * R reads for
-    // kRows * R * R FMAs: 10 per output instead of 25 at R = 5). Shared-memory reads, not
-    // DRAM, bound this kernel without it.
-    constexpr int kRows = S::kRows;
     if (tr % kRows == 0) {
-      for (int r0 = threadIdx.y * kRows; r0 < tr; r0 += blockDim.y * kRows) {
-        T acc[kRows];
-#pragma unroll
-        for (int o = 0; o < kRows; ++o) acc[o] = T(0);
-        const T* col = tile + r0 * sw + tx;
-        // The filter-column loop is unrolled on NVIDIA only (portability.hpp): on AMD each
-        // unrolled tap would hold a scalar register.
-#pragma unroll
-        for (int y = 0; y < kRows + kR - 1; ++y) {
-          TILEKIT_UNROLL_CONSTANT_TAPS
-          for (int fj = 0; fj < kR; ++fj) {
-            const T v = col[y * sw + fj];
-#pragma unroll
-            for (int o = 0; o < kRows; ++o)
-              if (y - o >= 0 && y - o < kR) acc[o] += conv_filter<T>((y - o) * kR + fj) * v;
-          }
-        }
-        if (j < c.w) {
-#pragma unroll
-          for (int o = 0; o < kRows; ++o)
-            if (i0 + r0 + o < c.h) c.out[(i0 + r0 + o) * c.ld_out + j] = acc[o];
-        }
-      }
+      for (int r0 = threadIdx.y * kRows; r0 < tr; r0 += blockDim.y * kRows)
+        conv2d_tiled_rows<T, kR, kRows>(c, tile, sw, r0, i0, j);
       return;
     }
   }
@@ -256,82 +275,81 @@ __global__ void conv2d_tiled_kernel(Conv2dParams<T> c, int tile_rows, int tiles_
   }
 }
 
-// The optimized kernel's tile is kConvOptimizedCols wide (compile time, with R: every shared
-// address below is a register plus an immediate). Its shared rows hold the tile plus P
-// columns each side, P = the halo rounded up to whole 16-byte vectors, so the window is loaded
-// with aligned vector loads; the window of output column tx starts at column tx + P - R/2.
-// Block: kConvOptimizedCols x (tile rows / ROWS) threads; thread (tx, ty) owns the ROWS
-// outputs of column tx from row ty * ROWS. For each filter column it walks the ROWS + R - 1
-// input values below it once, adding each into every output whose window contains it.
-// kVec: the image allows 16-byte loads (aligned, ld and w multiples of the vector width).
-// (A persistent version, each block walking tiles with the next tile's window loading into a
-// second buffer during compute, measured slower on the H200: 72% of memcpy at R = 5 against
-// 75%, its extra registers costing resident blocks. NOTES.md.)
+// Rows [y_lo, y_hi) of the vector-padded window element by element (4- or 8-byte
+// asynchronous copies), committed as one group: the optimized kernel's path for images whose
+// rows do not allow 16-byte loads. SW, the padded row length, is a compile-time constant, so
+// the division below is a multiply and a shift.
+template <class T, int R, int TC>
+__device__ __forceinline__ void conv2d_issue_rows_elem(const Conv2dParams<T>& c, T* tile, int y_lo, int y_hi, int i0,
+                                                       int j0) {
+  constexpr int W = 16 / int(sizeof(T)), HALF = R / 2, P = (HALF + W - 1) / W * W, SW = TC + 2 * P;
+  const int n = y_hi * SW, nt = blockDim.x * blockDim.y, tid = threadIdx.y * blockDim.x + threadIdx.x;
+  for (int q = y_lo * SW + tid; q < n; q += nt) {
+    const int y = q / SW, gy = i0 + y - HALF, gx = j0 - P + (q - y * SW);
+    const bool ok = unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w);
+    copy_async(tile + q, ok ? c.in + gy * c.ld_in + gx : c.in, ok);
+  }
+  copy_async_commit();
+}
+
+// The optimized kernel: the tiled kernel's window (vector-padded rows, 16-byte asynchronous
+// copies) and its 8 rows per thread, plus a pipeline inside the block. The block's threads
+// cover the tile in passes of blockDim.y * 8 rows; the window arrives in one group of copies
+// per pass (the rows that pass needs beyond the earlier ones), all issued up front, and pass p
+// waits only for groups 0..p, so its FMAs run while the rows of the later passes are still on
+// their way. (The tiled kernel waits for the whole window before its first FMA.) Block:
+// kConvOptimizedCols x (at most 256 / kConvOptimizedCols) threads, R compiled (<= 15); the plan
+// makes the tile rows a multiple of a pass. Without asynchronous copies (HIP) the copies are
+// plain loads and nothing overlaps, but the kernel is the same.
+// (Earlier forms, measured on the H200 and replaced: one pass over a 64x32 tile with the
+// window loaded through registers, 75% of memcpy at R = 5; persistent blocks prefetching the
+// next tile's window, 65-72%. NOTES.md.)
 template <class T, int R, int ROWS, bool kVec>
 __global__ TILEKIT_LAUNCH_BOUNDS(1024) void conv2d_optimized_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
-  using V = Vec16<T>;
-  using VT = typename V::type;
-  constexpr int W = V::n, TC = kConvOptimizedCols, HALF = R / 2;
-  constexpr int P = (HALF + W - 1) / W * W, SW = TC + 2 * P, NV = SW / W;  // = conv2d_optimized_pad()
+  constexpr int W = 16 / int(sizeof(T)), TC = kConvOptimizedCols, HALF = R / 2;
+  constexpr int P = (HALF + W - 1) / W * W, SW = TC + 2 * P;  // = conv2d_optimized_pad()
   extern __shared__ __align__(16) unsigned char conv2d_smem[];
   T* tile = reinterpret_cast<T*>(conv2d_smem);
-  const int tr = tile_rows, sh = tr + R - 1;
+  const int tr = tile_rows, pass_rows = int(blockDim.y) * ROWS, passes = tr / pass_rows;
   const BlockXY b = block_xy(tiles_x);
   const int i0 = b.y * tr, j0 = b.x * TC;
-  const int tid = threadIdx.y * TC + threadIdx.x, nt = TC * blockDim.y, n = sh * NV;
-
-  // Load: sh rows of NV vectors, a flat index whose division by the compile-time NV is a
-  // multiply and shift; four vectors per thread in flight before the first store. With P a
-  // whole number of vectors and w a multiple of W, a vector is wholly inside or outside.
-  constexpr int kBatch = 4;
-  for (int q0 = tid; q0 < n; q0 += kBatch * nt) {
-    VT v[kBatch];
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      const int q = q0 + k * nt, y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * W;
-      T e[W];
-      if constexpr (kVec) {
-        if (q < n && unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w))
-          V::unpack(*reinterpret_cast<const VT*>(c.in + gy * c.ld_in + gx), e);
-        else
-          for (int u = 0; u < W; ++u) e[u] = T(0);
-      } else {
-#pragma unroll
-        for (int u = 0; u < W; ++u)
-          e[u] = q < n && unsigned(gy) < unsigned(c.h) && unsigned(gx + u) < unsigned(c.w) ? c.in[gy * c.ld_in + gx + u]
-                                                                                         : T(0);
-      }
-      v[k] = V::pack(e);
-    }
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k)
-      if (q0 + k * nt < n) reinterpret_cast<VT*>(tile)[q0 + k * nt] = v[k];
+  for (int p = 0; p < passes; ++p) {
+    const int y_lo = p == 0 ? 0 : p * pass_rows + R - 1, y_hi = (p + 1) * pass_rows + R - 1;
+    if constexpr (kVec)
+      conv2d_issue_rows_vec<T, R, TC>(c, tile, y_lo, y_hi, i0, j0);
+    else
+      conv2d_issue_rows_elem<T, R, TC>(c, tile, y_lo, y_hi, i0, j0);
   }
-  __syncthreads();
-
-  const int tx = threadIdx.x, r0 = threadIdx.y * ROWS, j = j0 + tx;
-  T acc[ROWS];
+  const int tx = threadIdx.x, j = j0 + tx;
+  for (int p = 0; p < passes; ++p) {
+    copy_async_wait_pending(passes - 1 - p);
+    __syncthreads();
+    const int r0 = p * pass_rows + int(threadIdx.y) * ROWS;
+    T acc[ROWS];
 #pragma unroll
-  for (int o = 0; o < ROWS; ++o) acc[o] = T(0);
-  const T* col = tile + r0 * SW + tx + (P - HALF);
-  // One filter column per iteration: its R taps feed the ROWS + R - 1 window values below it.
-  // Unrolled on NVIDIA only (portability.hpp): on AMD, rolled, R taps are live instead of R^2.
-  TILEKIT_UNROLL_CONSTANT_TAPS
-  for (int fj = 0; fj < R; ++fj) {
+    for (int o = 0; o < ROWS; ++o) acc[o] = T(0);
+    const T* col = tile + r0 * SW + tx + (P - HALF);
+    // One filter column per iteration: its R taps feed the ROWS + R - 1 window values below
+    // it (this order keeps ROWS accumulators and one value live, where the tiled kernel's
+    // row order spills at R >= 13). Unrolled on NVIDIA only (portability.hpp): on AMD,
+    // rolled, R taps are live instead of R^2.
+    TILEKIT_UNROLL_CONSTANT_TAPS
+    for (int fj = 0; fj < R; ++fj) {
 #pragma unroll
-    for (int y = 0; y < ROWS + R - 1; ++y) {
-      const T v = col[y * SW + fj];
+      for (int y = 0; y < ROWS + R - 1; ++y) {
+        const T v = col[y * SW + fj];
 #pragma unroll
-      for (int o = 0; o < ROWS; ++o) {
-        const int fi = y - o;  // compile-time after unrolling: the branch disappears
-        if (fi >= 0 && fi < R) acc[o] += conv_filter<T>(fi * R + fj) * v;
+        for (int o = 0; o < ROWS; ++o) {
+          const int fi = y - o;  // compile-time after unrolling: the branch disappears
+          if (fi >= 0 && fi < R) acc[o] += conv_filter<T>(fi * R + fj) * v;
+        }
       }
     }
-  }
-  if (j < c.w) {
+    if (j < c.w) {
 #pragma unroll
-    for (int o = 0; o < ROWS; ++o)
-      if (i0 + r0 + o < c.h) c.out[(i0 + r0 + o) * c.ld_out + j] = acc[o];
+      for (int o = 0; o < ROWS; ++o)
+        if (i0 + r0 + o < c.h) c.out[(i0 + r0 + o) * c.ld_out + j] = acc[o];
+    }
   }
 }
 

@@ -30,7 +30,7 @@ int regs_of(Op op, Variant v, DType t, const TileConfig& tile) {
       if (v == Variant::tiled) return 31;
       return f64 ? 40 : 32;
     case Op::conv2d:
-      if (v == Variant::optimized) return f64 ? 64 : 32;
+      if (v == Variant::optimized) return f64 ? 48 : 32;
       return v == Variant::tiled ? (f64 ? 46 : 32) : 32;
   }
   return 32;
@@ -301,8 +301,31 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
           while (capped < by && (bx * capped) % warp != 0) ++capped;
           by = capped;
         };
+        // The optimized kernel: kConvOptimizedCols x (at most 256 / kConvOptimizedCols) threads,
+        // as many as make the tile's rows whole passes of kConvRowsPerThread rows each.
+        auto optimized_block_y = [&](const TileConfig& t) {
+          int by = std::max(1, std::min(t.rows / kConvRowsPerThread, 256 / t.cols));
+          while (by > 1 && t.rows % (by * kConvRowsPerThread) != 0) --by;
+          return by;
+        };
+        auto optimized_smem = [&](const TileConfig& t) {
+          return std::size_t(t.rows + p.k - 1) * std::size_t(t.cols + 2 * conv2d_optimized_pad(int(p.k), int(e))) * e;
+        };
         TileConfig t = req;
-        if (t.is_auto() && opt) t = TileConfig{kConvOptimizedRows, kConvOptimizedCols, 0};
+        if (t.is_auto() && opt) {
+          // Its automatic tile, shortened while the window does not fit the default shared
+          // memory per block (large filters; R > 15 runs the tiled kernel's window), and once
+          // more where it leaves fewer than half the device's threads resident (AMD double:
+          // the 64x64 window is over half of a CU's 64 KiB of LDS).
+          auto smem = [&](const TileConfig& c) { return unrolled ? optimized_smem(c) : tile_scratch_bytes(p, c); };
+          auto occ = [&](const TileConfig& c) {
+            return estimate_occupancy(d, c.cols * optimized_block_y(c), smem(c), regs_of(p.op, v, p.dtype, c)).fraction;
+          };
+          t = TileConfig{kConvOptimizedRows, kConvOptimizedCols, 0};
+          while (t.rows > kConvRowsPerThread && smem(t) > d.smem_per_block) t.rows /= 2;
+          const TileConfig shorter{t.rows / 2, t.cols, 0};
+          if (shorter.rows >= kConvRowsPerThread && occ(t) < kOccupancyFloor && occ(shorter) > occ(t)) t = shorter;
+        }
         if (t.is_auto()) {
           // The largest square tile whose window fits the default shared memory: bigger tiles
           // re-read less halo and give each thread more rows.
@@ -339,15 +362,14 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                       " (each thread computes " + std::to_string(per) + " rows of one column)");
         if (opt && !unrolled && t.rows % per != 0)
           throw Error("conv2d optimized tile " + t.str() + ": rows must be a multiple of " + std::to_string(per));
-        int bx = t.cols, by = opt ? t.rows / per : 1;
+        int bx = t.cols, by = opt ? optimized_block_y(t) : 1;
         if (!opt) tiled_block(t, bx, by);
         check_threads(d, p, t, bx * by, "one per column of the tile");
         pl.tile = t;
         pl.block_x = bx;
         pl.block_y = by;
         if (opt && unrolled) {
-          const int pad = conv2d_optimized_pad(int(p.k), int(e));
-          pl.smem_bytes = std::size_t(t.rows + p.k - 1) * std::size_t(t.cols + 2 * pad) * e;
+          pl.smem_bytes = optimized_smem(t);
           if (pl.smem_bytes > optin_limit(d))
             throw Error("conv2d optimized tile " + t.str() + " needs " + std::to_string(pl.smem_bytes) +
                         " bytes of scratch (with its vector padding), but " + where(d) + " offers " +

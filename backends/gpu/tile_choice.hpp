@@ -85,22 +85,20 @@ inline constexpr int kConvUnrolledMaxFilter = 15;
 // tile (the width is compiled in), and the columns its shared rows carry each side of the tile
 // (the halo R/2 rounded up to whole 16-byte vectors, so the window loads as aligned vectors).
 inline constexpr int kConvRowsPerThread = 8;
-inline constexpr int kConvOptimizedRows = 64, kConvOptimizedCols = 32;
+inline constexpr int kConvOptimizedRows = 64, kConvOptimizedCols = 64;
 // conv2d tiled: output rows each thread computes down a column when the tile's rows allow,
 // and the width of its automatic tile (compiled in for R <= 9; other widths run too).
 inline constexpr int kConvTiledRowsPerThread = 8;
 inline constexpr int kConvTiledCols = 64;
 // The compiled 64-wide tiled kernel's shape for filter size r and element size: rows per
-// thread, and whether the window loads with asynchronous copies (all of a thread's elements
-// in flight at once; cp.async on sm_80+, the register-staged loads elsewhere) instead of
-// batches of four rows through registers. The best measured on the H200 at 8192^2
-// (bench/results/h200-conv2d-tiled.txt): asynchronous loads win where the compute is light
-// (float R <= 3) and for double R = 5 with 16 rows; elsewhere their per-element address
-// arithmetic costs more issue slots than the latency they hide. Other widths, R > 9 and
-// devices without asynchronous copies (AMD; unmeasured there): 8 rows, register-staged.
-// 16-byte loads (vec) are chosen nowhere: on the H200 they measured the same as the choices
-// above for float R = 1-7 (bench/results/h200-conv2d-tiled-2.txt).
-// TILEKIT_CONV_TILED overrides it (conv2d.cu).
+// thread, whether the window loads with asynchronous copies (all of a thread's copies in
+// flight before one wait; cp.async on sm_80+) instead of batches of four rows through
+// registers, and whether it loads as 16-byte vectors into rows padded to whole vectors. The
+// best measured on the H200 at 8192^2 (bench/results/h200-conv2d-tiled-3.txt): float, 16-byte
+// asynchronous copies with 8 rows (R = 1-7: 79-94% of memcpy, against 63% at R = 5 through
+// registers); double R = 5, 4-byte-per-element asynchronous copies with 16 rows (95%); other
+// double filters and devices without asynchronous copies (AMD; unmeasured there): 8 rows
+// through registers. TILEKIT_CONV_TILED overrides it (conv2d.cu).
 struct ConvTiledChoice {
   int rows;
   bool async;
@@ -108,7 +106,7 @@ struct ConvTiledChoice {
 };
 constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_copy) {
   if (!async_copy) return {kConvTiledRowsPerThread, false};
-  if (elem_bytes == 4 && r <= 3) return {8, true};
+  if (elem_bytes == 4) return {8, true, true};
   if (elem_bytes == 8 && r == 5) return {16, true};
   return {kConvTiledRowsPerThread, false};
 }

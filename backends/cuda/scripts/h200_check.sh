@@ -2,12 +2,14 @@
 # Run ON THE DEVICE machine from the repository root (after bench/device/pack.sh here, with
 # ".device" carried): builds build-device/, then checks and times the cuda backend. Writes
 # logs to $OUT (or ./h200-out). Stages: build, info, tests, perf, odd, sanitize (default: all).
+# B=<dir> uses binaries built elsewhere for sm_90 (<dir>/tilekit, <dir>/tests/tilekit_tests)
+# instead of build-device/ (then leave out the build stage).
 set -uo pipefail
 out=${OUT:-h200-out}
 mkdir -p "$out"
 stages=${*:-build info tests perf odd sanitize}
 export PATH=/usr/local/cuda/bin:$PATH
-B=build-device
+B=${B:-build-device}
 T="$B/tilekit run"
 has() { [[ " $stages " == *" $1 "* ]]; }
 
@@ -34,37 +36,12 @@ if has perf; then
     $T conv2d --backend cuda --peer --size 8192 --k 5
     $T conv2d --backend cuda --variant naive --size 8192 --k 5
     for t in 32,32 16,64 8,128 32,64 64,64; do $T conv2d --backend cuda --variant tiled --size 8192 --k 5 --tile $t; done
-    for t in 64,32 32,64 128,32 64,64 16,128; do $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --tile $t; done
+    for t in 64,64 32,64 128,64 16,64; do $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --tile $t; done
     for v in tiled optimized; do $T gemm --backend cuda --variant $v --size 4096 --dtype double --reps 5; done
     $T gemm --backend cuda --peer --size 4096 --dtype double --reps 5
     for v in tiled optimized; do $T transpose --backend cuda --variant $v --size 8192 --dtype double; done
     for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 8192 --k 5 --dtype double; done
   } 2>&1 | tee "$out/perf.txt"
-fi
-if has perf2; then
-  {
-    $T gemm --backend cuda --peer --size 4096 --reps 10
-    for t in 32,32,32 16,16,16; do $T gemm --backend cuda --variant tiled --size 4096 --tile $t --reps 10; done
-    for t in 128,128,8 128,128,16 128,64,8; do $T gemm --backend cuda --variant optimized --size 4096 --tile $t --reps 10; done
-    $T gemm --backend cuda --variant optimized --size 8192 --reps 5
-    $T gemm --backend cuda --peer --size 8192 --reps 5
-    $T transpose --backend cuda --peer --size 8192
-    $T transpose --backend cuda --variant optimized --size 8192
-    $T conv2d --backend cuda --peer --size 8192 --k 5
-    for t in 32,32 16,64 32,64 64,64 32,128; do $T conv2d --backend cuda --variant tiled --size 8192 --k 5 --tile $t; done
-    for t in 64,32 32,64 64,64 16,128; do $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --tile $t; done
-    for r in 3 9 15 31; do for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 8192 --k $r; done; done
-    $T gemm --backend cuda --variant optimized --size 4096 --dtype double --reps 5
-  } 2>&1 | sed 's/ (runtime.s calculator)//' | tee "$out/perf2.txt"
-fi
-if has perf3; then
-  {
-    $T gemm --backend cuda --peer --size 4096 --reps 10
-    for t in 128,128,8 128,128,16; do $T gemm --backend cuda --variant optimized --size 4096 --tile $t --reps 10; done
-    $T gemm --backend cuda --peer --size 8192 --reps 5
-    for t in 128,128,8 128,128,16; do $T gemm --backend cuda --variant optimized --size 8192 --tile $t --reps 5; done
-    for r in 1 5; do $T conv2d --backend cuda --variant tiled --size 8192 --k $r; $T conv2d --backend cuda --variant optimized --size 8192 --k $r; done
-  } 2>&1 | sed 's/ (runtime.s calculator)//' | tee "$out/perf3.txt"
 fi
 if has ncu; then
   NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
@@ -82,54 +59,19 @@ if has compare; then
     echo "compare $n rc=$?"; cat "$out/h200-compare-$n.txt"
   done
 fi
-if has perf5; then
+if has conv; then
   {
     $T conv2d --backend cuda --peer --size 8192 --k 5
-    for r in 1 3 5 9; do $T conv2d --backend cuda --variant tiled --size 8192 --k $r; done
-    $T conv2d --backend cuda --variant tiled --size 8192 --k 5 --tile 32,128
-    for r in 1 3 5 9 15; do $T conv2d --backend cuda --variant optimized --size 8192 --k $r; done
-    for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 8192 --k 5 --dtype double; done
+    for r in 1 3 5 7 9; do for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 8192 --k $r; done; done
+    for t in 128,64 32,64; do $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --tile $t; done
+    for r in 1 3 5 7; do for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 8192 --k $r --dtype double; done; done
+    for r in 1 3 7; do for m in regs8 async8 cvec8; do
+      echo "TILEKIT_CONV_TILED=$m"; TILEKIT_CONV_TILED=$m $T conv2d --backend cuda --variant tiled --size 8192 --k $r --dtype double
+    done; done
     for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 4096 --k 5; done
-  } 2>&1 | sed 's/ (runtime.s calculator)//' | tee "$out/perf5.txt"
-fi
-if has perf6; then
-  {
+    $T conv2d --backend cuda --peer --size 4096 --k 5
     $T conv2d --backend cuda --peer --size 8192 --k 5
-    for t in 64,64 64,32 128,32 32,64 64,128 128,64 16,128 128,128; do $T conv2d --backend cuda --variant tiled --size 8192 --k 5 --tile $t; done
-    $T gemm --backend cuda --peer --size 4096 --reps 10
-    $T gemm --backend cuda --variant optimized --size 4096 --reps 10
-  } 2>&1 | sed 's/ (runtime.s calculator)//' | tee "$out/perf6.txt"
-fi
-if has perf7; then
-  {
-    $T conv2d --backend cuda --peer --size 8192 --k 5
-    for r in 1 3 5 7 9; do $T conv2d --backend cuda --variant tiled --size 8192 --k $r; done
-    $T conv2d --backend cuda --variant tiled --size 8192 --k 5 --tile 64,32
-    $T conv2d --backend cuda --variant tiled --size 8192 --k 5 --dtype double
-    $T conv2d --backend cuda --variant optimized --size 8192 --k 5
-  } 2>&1 | sed 's/ (runtime.s calculator)//' | tee "$out/perf7.txt"
-fi
-if has perf4; then
-  {
-    $T conv2d --backend cuda --peer --size 8192 --k 5
-    for r in 1 5; do for t in 64,64 32,32 32,128; do $T conv2d --backend cuda --variant tiled --size 8192 --k $r --tile $t; done; done
-    for r in 1 3 5 9 15; do $T conv2d --backend cuda --variant optimized --size 8192 --k $r; done
-    for t in 128,32 32,32; do $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --tile $t; done
-    for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 8192 --k 5 --dtype double; done
-    $T gemm --backend cuda --variant optimized --size 4096 --reps 10
-  } 2>&1 | sed 's/ (runtime.s calculator)//' | tee "$out/perf4.txt"
-fi
-if has diag; then
-  obj=$(find $B -name 'conv2d.cu.o' | head -1)
-  cuobjdump -sass "$obj" | c++filt >"$out/sass-conv2d.txt" 2>&1
-  obj=$(find $B -name 'gemm.cu.o' | head -1)
-  cuobjdump -sass "$obj" | c++filt >"$out/sass-gemm.txt" 2>&1
-  NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu | head -1)
-  for v in tiled optimized; do
-    timeout 120 $NCU --clock-control none -k regex:conv2d_$v -c 1 --section InstructionStats --section ComputeWorkloadAnalysis \
-      --section WarpStateStats --metrics smsp__inst_executed.sum,smsp__pcsamp_warps_issue_stalled_barrier,sm__pipe_shared_cycles_active.avg.pct_of_peak_sustained_active \
-      $T conv2d --backend cuda --variant $v --size 8192 --k 5 --reps 1 >"$out/ncu2-conv-$v.txt" 2>&1
-  done
+  } 2>&1 | sed 's/ (runtime.s calculator)//' | tee "$out/conv.txt"
 fi
 if has odd; then
   {
@@ -160,7 +102,9 @@ if has sanitize; then
                   "tiled|transpose --m 67 --n 45" "tiled|transpose --m 68 --n 44" \
                   "optimized|transpose --m 67 --n 45" "optimized|transpose --m 68 --n 44" "optimized|transpose --m 100 --n 72 --tile 32,64" \
                   "tiled|conv2d --m 67 --n 45 --k 5" "tiled|conv2d --m 67 --n 44 --k 5 --tile 30,32" "tiled|conv2d --m 37 --n 44 --k 17" \
-                  "optimized|conv2d --m 67 --n 45 --k 5" "optimized|conv2d --m 131 --n 68 --k 5" "optimized|conv2d --m 37 --n 44 --k 17"; do
+                  "tiled|conv2d --m 131 --n 68 --k 5" "tiled|conv2d --m 131 --n 68 --k 9" \
+                  "optimized|conv2d --m 67 --n 45 --k 5" "optimized|conv2d --m 131 --n 68 --k 5" "optimized|conv2d --m 37 --n 44 --k 17" \
+                  "optimized|conv2d --m 131 --n 68 --k 13 --tile 128,64" "optimized|conv2d --m 67 --n 44 --k 3 --tile 40,64"; do
           echo "$tool|$B/tilekit run ${vc#*|} --backend cuda --variant ${vc%%|*} --dtype $d --reps 1"
         done
       done
