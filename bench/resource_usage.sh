@@ -131,7 +131,7 @@ dem = demangle(names)
 # threads per block and dynamic shared memory in bytes. Kernels whose tile is a template
 # argument carry their shape (the tiled gemm's square width too); the others get the automatic
 # plan's tile (transpose tiled 32x32 on a 32x8 block; conv2d tiled the largest square tile up
-# to 64x64 whose window fits 48 KiB, on 256 threads; optimized 64x64 on 64x4; for run-time R
+# to 64x64 whose window fits 48 KiB, on 256 threads; optimized 32x128, a thread per vector x 8 rows; for run-time R
 # the largest, 31), the any-shape tiled gemm an explicit 32x32x32.
 def launch(k):
     e = 8 if "<double" in k else 4
@@ -162,11 +162,12 @@ def launch(k):
         w = 16 // e
         sw = t + 2 * ((r // 2 + w - 1) // w * w) if vec else t + r - 1
         return t * by, (t + r - 1) * sw * e, f"{t}x{t} tile, R={r}"
-    if fam == "conv2d_optimized_kernel":  # 64x64 on 64x4 threads, window padded to whole vectors
+    if fam == "conv2d_optimized_kernel":  # 32x128, a thread per 16-byte vector x 8 rows, padded window
         r, rows = int(args[1]), int(args[2])
         w = 16 // e
         pad = (r // 2 + w - 1) // w * w
-        return 64 * min(64 // rows, 4), (64 + r - 1) * (64 + 2 * pad) * e, f"64x64 tile, R={r}"
+        bx = 128 // w
+        return bx * min(32 // rows, 256 // bx), (32 + r - 1) * (128 + 2 * pad) * e, f"32x128 tile, R={r}"
     return 256, 0, "256 (assumed)"
 
 def ceil_to(x, g): return (x + g - 1) // g * g

@@ -109,6 +109,13 @@ bool vectorizable(const Conv2dParams<T>& c) {
   return aligned16(c.in) && c.ld_in % w == 0 && c.w % w == 0;
 }
 
+// The optimized kernel also stores whole vectors: the output must allow them too.
+template <class T>
+bool vectorizable_out(const Conv2dParams<T>& c) {
+  constexpr int w = 16 / sizeof(T);
+  return aligned16(c.out) && c.ld_out % w == 0;
+}
+
 template <class T>
 void copy_filter(const T* filter, int r, gpuStream_t s) {
   const std::size_t bytes = std::size_t(r) * r * sizeof(T);
@@ -133,7 +140,7 @@ void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& pl, gpuS
   int tx = ceil_div(c.w, pl.tile.cols), ty = ceil_div(c.h, pl.tile.rows), tile_rows = pl.tile.rows;
   void* args[] = {&c, &tile_rows, &tx};
   if (v == Variant::optimized) {
-    const void* k = vectorizable(c) ? optimized_kernel<T, true>(c.r) : optimized_kernel<T, false>(c.r);
+    const void* k = vectorizable(c) && vectorizable_out(c) ? optimized_kernel<T, true>(c.r) : optimized_kernel<T, false>(c.r);
     launch_kernel(k, pl, tx * ty, args, s, "conv2d_optimized_kernel");
     return;
   }

@@ -7,10 +7,9 @@
 //              memory once (zeros outside the image), then computes from there; the filter
 //              sits in __constant__ memory, broadcast to the warp. Small filters are compiled
 //              with R fixed so the loops unroll and each tap is one shared load and one FMA.
-//   optimized  as tiled (vector-padded window, 8 outputs per thread down a column), plus a
-//              pipeline inside the block: the window arrives in one group of asynchronous
-//              copies per pass of the threads over the tile, and each pass computes as soon as
-//              its own rows are in, while the later ones are still in flight.
+//   optimized  as tiled, plus register tiling in both directions: a thread computes 8 rows x
+//              one 16-byte vector of columns, reading the window from shared memory as whole
+//              vectors (~1 shared load per output instead of 7.5) and storing vectors.
 #pragma once
 
 #include "device_common.cuh"
@@ -130,8 +129,8 @@ __device__ __forceinline__ void conv2d_copy16_async(VT* dst_shared, const VT* sr
 // Only for images conv2d.cu's vectorizable() accepts (aligned, ld and w multiples of the width).
 // On the H200 (float 8192^2) neither form beat the loaders above: the float tiled kernel's time
 // is its FFMA phase plus its memory phase, whatever the loader (NOTES.md); double R = 5 gains.
-// Rows [y_lo, y_hi) of that vector-padded window as 16-byte asynchronous copies, committed as
-// one group (the staged tiled kernel issues one group per pass; the others one for all).
+// Rows [y_lo, y_hi) of that vector-padded window as 16-byte asynchronous copies (wait for them
+// with copy_async_wait_all()).
 template <class T, int R, int TC>
 __device__ __forceinline__ void conv2d_issue_rows_vec(const Conv2dParams<T>& c, T* tile, int y_lo, int y_hi, int i0,
                                                       int j0) {
@@ -146,7 +145,6 @@ __device__ __forceinline__ void conv2d_issue_rows_vec(const Conv2dParams<T>& c, 
     const bool ok = unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w);
     conv2d_copy16_async(vt + q, reinterpret_cast<const VT*>(ok ? c.in + gy * c.ld_in + gx : c.in), ok);
   }
-  copy_async_commit();
 }
 
 template <class T, int R, int TC, bool kAsync>
@@ -159,7 +157,7 @@ __device__ __forceinline__ void conv2d_load_tile_vec(const Conv2dParams<T>& c, T
 #if TILEKIT_GPU_ASYNC_COPY
   if constexpr (kAsync) {
     conv2d_issue_rows_vec<T, R, TC>(c, tile, 0, tr + R - 1, i0, j0);
-    copy_async_wait_pending(0);
+    copy_async_wait_all();
     return;
   }
 #endif
@@ -276,8 +274,7 @@ __global__ void conv2d_tiled_kernel(Conv2dParams<T> c, int tile_rows, int tiles_
 }
 
 // Rows [y_lo, y_hi) of the vector-padded window element by element (4- or 8-byte
-// asynchronous copies), committed as one group: the optimized kernel's path for images whose
-// rows do not allow 16-byte loads. SW, the padded row length, is a compile-time constant, so
+// asynchronous copies): the optimized kernel's path for images that do not allow 16-byte loads. SW, the padded row length, is a compile-time constant, so
 // the division below is a multiply and a shift.
 template <class T, int R, int TC>
 __device__ __forceinline__ void conv2d_issue_rows_elem(const Conv2dParams<T>& c, T* tile, int y_lo, int y_hi, int i0,
@@ -289,66 +286,78 @@ __device__ __forceinline__ void conv2d_issue_rows_elem(const Conv2dParams<T>& c,
     const bool ok = unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w);
     copy_async(tile + q, ok ? c.in + gy * c.ld_in + gx : c.in, ok);
   }
-  copy_async_commit();
 }
 
-// The optimized kernel: the tiled kernel's window (vector-padded rows, 16-byte asynchronous
-// copies) and its 8 rows per thread, plus a pipeline inside the block. The block's threads
-// cover the tile in passes of blockDim.y * 8 rows; the window arrives in one group of copies
-// per pass (the rows that pass needs beyond the earlier ones), all issued up front, and pass p
-// waits only for groups 0..p, so its FMAs run while the rows of the later passes are still on
-// their way. (The tiled kernel waits for the whole window before its first FMA.) Block:
-// kConvOptimizedCols x (at most 256 / kConvOptimizedCols) threads, R compiled (<= 15); the plan
-// makes the tile rows a multiple of a pass. Without asynchronous copies (HIP) the copies are
-// plain loads and nothing overlaps, but the kernel is the same.
-// (Earlier forms, measured on the H200 and replaced: one pass over a 64x32 tile with the
-// window loaded through registers, 75% of memcpy at R = 5; persistent blocks prefetching the
-// next tile's window, 65-72%. NOTES.md.)
+// The optimized kernel: the tiled kernel's window (vector-padded rows, loaded with 16-byte
+// asynchronous copies), plus register tiling in both directions. A thread computes a block of
+// ROWS rows x CW columns, CW = one 16-byte vector (4 floats, 2 doubles). For each window row
+// below its block it reads the CW + R - 1 values its columns need as whole aligned vectors
+// (NVR shared loads of 16 bytes, from the vector holding its first value) and feeds them to
+// every output of the block whose window contains the row. At R = 5 in float that is 3 shared
+// loads per window row for 4 columns, ~1.1 per output, where the tiled kernel (one column, one
+// float per load) makes 7.5; shared-memory bandwidth per output drops from 30 to 18 bytes, and
+// the outputs are stored as whole vectors. Block: (tile columns / CW) x (tile rows / ROWS)
+// threads, at most 256; R compiled (<= 15). kVec: the images allow 16-byte accesses.
 template <class T, int R, int ROWS, bool kVec>
-__global__ TILEKIT_LAUNCH_BOUNDS(1024) void conv2d_optimized_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
-  constexpr int W = 16 / int(sizeof(T)), TC = kConvOptimizedCols, HALF = R / 2;
-  constexpr int P = (HALF + W - 1) / W * W, SW = TC + 2 * P;  // = conv2d_optimized_pad()
+__global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_optimized_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
+  using V = Vec16<T>;
+  using VT = typename V::type;
+  constexpr int CW = V::n, TC = kConvOptimizedCols, HALF = R / 2;
+  constexpr int P = (HALF + CW - 1) / CW * CW, SW = TC + 2 * P;  // = conv2d_optimized_pad()
+  // A thread's window row starts at shared column x0 + P - HALF: OFF values into a vector.
+  constexpr int OFF = (P - HALF) % CW, NVR = (OFF + CW + R - 1 + CW - 1) / CW;
   extern __shared__ __align__(16) unsigned char conv2d_smem[];
   T* tile = reinterpret_cast<T*>(conv2d_smem);
-  const int tr = tile_rows, pass_rows = int(blockDim.y) * ROWS, passes = tr / pass_rows;
+  const int tr = tile_rows;
   const BlockXY b = block_xy(tiles_x);
   const int i0 = b.y * tr, j0 = b.x * TC;
-  for (int p = 0; p < passes; ++p) {
-    const int y_lo = p == 0 ? 0 : p * pass_rows + R - 1, y_hi = (p + 1) * pass_rows + R - 1;
-    if constexpr (kVec)
-      conv2d_issue_rows_vec<T, R, TC>(c, tile, y_lo, y_hi, i0, j0);
-    else
-      conv2d_issue_rows_elem<T, R, TC>(c, tile, y_lo, y_hi, i0, j0);
-  }
-  const int tx = threadIdx.x, j = j0 + tx;
-  for (int p = 0; p < passes; ++p) {
-    copy_async_wait_pending(passes - 1 - p);
-    __syncthreads();
-    const int r0 = p * pass_rows + int(threadIdx.y) * ROWS;
-    T acc[ROWS];
+  if constexpr (kVec)
+    conv2d_issue_rows_vec<T, R, TC>(c, tile, 0, tr + R - 1, i0, j0);
+  else
+    conv2d_issue_rows_elem<T, R, TC>(c, tile, 0, tr + R - 1, i0, j0);
+  copy_async_wait_all();
+  __syncthreads();
+
+  const int x0 = int(threadIdx.x) * CW, j = j0 + x0;
+  const VT* win = reinterpret_cast<const VT*>(tile) + (x0 + P - HALF - OFF) / CW;
+  for (int r0 = int(threadIdx.y) * ROWS; r0 < tr; r0 += int(blockDim.y) * ROWS) {
+    T acc[ROWS][CW];
 #pragma unroll
-    for (int o = 0; o < ROWS; ++o) acc[o] = T(0);
-    const T* col = tile + r0 * SW + tx + (P - HALF);
-    // One filter column per iteration: its R taps feed the ROWS + R - 1 window values below
-    // it (this order keeps ROWS accumulators and one value live, where the tiled kernel's
-    // row order spills at R >= 13). Unrolled on NVIDIA only (portability.hpp): on AMD,
-    // rolled, R taps are live instead of R^2.
-    TILEKIT_UNROLL_CONSTANT_TAPS
-    for (int fj = 0; fj < R; ++fj) {
+    for (int o = 0; o < ROWS; ++o)
 #pragma unroll
-      for (int y = 0; y < ROWS + R - 1; ++y) {
-        const T v = col[y * SW + fj];
+      for (int q = 0; q < CW; ++q) acc[o][q] = T(0);
+    // Fully unrolled (every index below is a compile-time constant after unrolling, so the
+    // values stay in registers and each tap is an FFMA operand from constant memory).
 #pragma unroll
-        for (int o = 0; o < ROWS; ++o) {
-          const int fi = y - o;  // compile-time after unrolling: the branch disappears
-          if (fi >= 0 && fi < R) acc[o] += conv_filter<T>(fi * R + fj) * v;
+    for (int y = 0; y < ROWS + R - 1; ++y) {
+      T v[NVR * CW];
+#pragma unroll
+      for (int k = 0; k < NVR; ++k) V::unpack(win[(r0 + y) * (SW / CW) + k], v + k * CW);
+#pragma unroll
+      for (int o = 0; o < ROWS; ++o) {
+        const int fi = y - o;  // compile-time: the branch disappears
+        if (fi >= 0 && fi < R) {
+#pragma unroll
+          for (int fj = 0; fj < R; ++fj) {
+            const T f = conv_filter<T>(fi * R + fj);
+#pragma unroll
+            for (int q = 0; q < CW; ++q) acc[o][q] += f * v[OFF + q + fj];
+          }
         }
       }
     }
-    if (j < c.w) {
 #pragma unroll
-      for (int o = 0; o < ROWS; ++o)
-        if (i0 + r0 + o < c.h) c.out[(i0 + r0 + o) * c.ld_out + j] = acc[o];
+    for (int o = 0; o < ROWS; ++o) {
+      const int i = i0 + r0 + o;
+      if (i >= c.h) break;
+      T* out = c.out + std::size_t(i) * c.ld_out + j;
+      if constexpr (kVec) {
+        if (j < c.w) *reinterpret_cast<VT*>(out) = V::pack(acc[o]);  // w is a multiple of CW
+      } else {
+#pragma unroll
+        for (int q = 0; q < CW; ++q)
+          if (j + q < c.w) out[q] = acc[o][q];
+      }
     }
   }
 }

@@ -233,25 +233,4 @@ __device__ __forceinline__ void copy_async_wait_all() {
   asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
 #endif
 }
-// Closes the group of copies issued since the last commit, so that a later wait can let the
-// groups after it stay in flight.
-__device__ __forceinline__ void copy_async_commit() {
-#if TILEKIT_GPU_ASYNC_COPY
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-// Waits until at most `pending` of this thread's committed groups are still in flight (the
-// instruction takes an immediate: more than 3 waits as for 3, which is only earlier).
-__device__ __forceinline__ void copy_async_wait_pending(int pending) {
-#if TILEKIT_GPU_ASYNC_COPY
-  switch (pending) {
-    case 0: asm volatile("cp.async.wait_group 0;\n" ::: "memory"); break;
-    case 1: asm volatile("cp.async.wait_group 1;\n" ::: "memory"); break;
-    case 2: asm volatile("cp.async.wait_group 2;\n" ::: "memory"); break;
-    default: asm volatile("cp.async.wait_group 3;\n" ::: "memory"); break;
-  }
-#else
-  (void)pending;
-#endif
-}
 }  // namespace tilekit::gpu

@@ -30,7 +30,7 @@ int regs_of(Op op, Variant v, DType t, const TileConfig& tile) {
       if (v == Variant::tiled) return 31;
       return f64 ? 40 : 32;
     case Op::conv2d:
-      if (v == Variant::optimized) return f64 ? 48 : 32;
+      if (v == Variant::optimized) return f64 ? 62 : 48;
       return v == Variant::tiled ? (f64 ? 46 : 32) : 32;
   }
   return 32;
@@ -164,7 +164,7 @@ std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t) {
     return {{128, 128, 8}, {128, 64, 8}, {64, 64, 8}};
   }
   if (op == Op::transpose) return {{32, 32, 0}, {64, 64, 0}, {32, 64, 0}, {64, 32, 0}};
-  return {{kConvOptimizedRows, kConvOptimizedCols, 0}, {128, kConvOptimizedCols, 0}, {32, kConvOptimizedCols, 0}};
+  return {{kConvOptimizedRows, kConvOptimizedCols, 0}, {64, kConvOptimizedCols, 0}, {16, kConvOptimizedCols, 0}};
 }
 
 namespace {
@@ -301,12 +301,11 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
           while (capped < by && (bx * capped) % warp != 0) ++capped;
           by = capped;
         };
-        // The optimized kernel: kConvOptimizedCols x (at most 256 / kConvOptimizedCols) threads,
-        // as many as make the tile's rows whole passes of kConvRowsPerThread rows each.
+        // The optimized kernel: a thread per 16-byte vector of columns (per column for R > 15,
+        // which runs the tiled kernel) and kConvRowsPerThread rows, at most 256 threads.
+        auto optimized_block_x = [&](const TileConfig& t) { return unrolled ? t.cols / (16 / int(e)) : t.cols; };
         auto optimized_block_y = [&](const TileConfig& t) {
-          int by = std::max(1, std::min(t.rows / kConvRowsPerThread, 256 / t.cols));
-          while (by > 1 && t.rows % (by * kConvRowsPerThread) != 0) --by;
-          return by;
+          return std::max(1, std::min(t.rows / kConvRowsPerThread, 256 / optimized_block_x(t)));
         };
         auto optimized_smem = [&](const TileConfig& t) {
           return std::size_t(t.rows + p.k - 1) * std::size_t(t.cols + 2 * conv2d_optimized_pad(int(p.k), int(e))) * e;
@@ -316,10 +315,11 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
           // Its automatic tile, shortened while the window does not fit the default shared
           // memory per block (large filters; R > 15 runs the tiled kernel's window), and once
           // more where it leaves fewer than half the device's threads resident (AMD double:
-          // the 64x64 window is over half of a CU's 64 KiB of LDS).
+          // the 32x128 window is over half of a CU's 64 KiB of LDS).
           auto smem = [&](const TileConfig& c) { return unrolled ? optimized_smem(c) : tile_scratch_bytes(p, c); };
           auto occ = [&](const TileConfig& c) {
-            return estimate_occupancy(d, c.cols * optimized_block_y(c), smem(c), regs_of(p.op, v, p.dtype, c)).fraction;
+            return estimate_occupancy(d, optimized_block_x(c) * optimized_block_y(c), smem(c), regs_of(p.op, v, p.dtype, c))
+                .fraction;
           };
           t = TileConfig{kConvOptimizedRows, kConvOptimizedCols, 0};
           while (t.rows > kConvRowsPerThread && smem(t) > d.smem_per_block) t.rows /= 2;
@@ -362,9 +362,9 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                       " (each thread computes " + std::to_string(per) + " rows of one column)");
         if (opt && !unrolled && t.rows % per != 0)
           throw Error("conv2d optimized tile " + t.str() + ": rows must be a multiple of " + std::to_string(per));
-        int bx = t.cols, by = opt ? optimized_block_y(t) : 1;
+        int bx = opt ? optimized_block_x(t) : t.cols, by = opt ? optimized_block_y(t) : 1;
         if (!opt) tiled_block(t, bx, by);
-        check_threads(d, p, t, bx * by, "one per column of the tile");
+        check_threads(d, p, t, bx * by, opt && unrolled ? "one per 16-byte vector of columns of the tile" : "one per column of the tile");
         pl.tile = t;
         pl.block_x = bx;
         pl.block_y = by;

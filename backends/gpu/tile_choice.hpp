@@ -85,7 +85,7 @@ inline constexpr int kConvUnrolledMaxFilter = 15;
 // tile (the width is compiled in), and the columns its shared rows carry each side of the tile
 // (the halo R/2 rounded up to whole 16-byte vectors, so the window loads as aligned vectors).
 inline constexpr int kConvRowsPerThread = 8;
-inline constexpr int kConvOptimizedRows = 64, kConvOptimizedCols = 64;
+inline constexpr int kConvOptimizedRows = 32, kConvOptimizedCols = 128;
 // conv2d tiled: output rows each thread computes down a column when the tile's rows allow,
 // and the width of its automatic tile (compiled in for R <= 9; other widths run too).
 inline constexpr int kConvTiledRowsPerThread = 8;
@@ -94,11 +94,12 @@ inline constexpr int kConvTiledCols = 64;
 // thread, whether the window loads with asynchronous copies (all of a thread's copies in
 // flight before one wait; cp.async on sm_80+) instead of batches of four rows through
 // registers, and whether it loads as 16-byte vectors into rows padded to whole vectors. The
-// best measured on the H200 at 8192^2 (bench/results/h200-conv2d-tiled-3.txt): float, 16-byte
-// asynchronous copies with 8 rows (R = 1-7: 79-94% of memcpy, against 63% at R = 5 through
-// registers); double R = 5, 4-byte-per-element asynchronous copies with 16 rows (95%); other
-// double filters and devices without asynchronous copies (AMD; unmeasured there): 8 rows
-// through registers. TILEKIT_CONV_TILED overrides it (conv2d.cu).
+// best measured on the H200 at 8192^2 (bench/results/h200-conv2d-tiled-3.txt): 16-byte
+// asynchronous copies with 8 rows per thread (float R = 5: 80% of memcpy, against 63% through
+// registers; double R = 3 and 7: +10% and +44% over registers), except double R = 5, where
+// element-wise asynchronous copies with 16 rows measured best (95%). Devices without
+// asynchronous copies (AMD; unmeasured there): 8 rows through registers.
+// TILEKIT_CONV_TILED overrides it (conv2d.cu).
 struct ConvTiledChoice {
   int rows;
   bool async;
@@ -106,9 +107,8 @@ struct ConvTiledChoice {
 };
 constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_copy) {
   if (!async_copy) return {kConvTiledRowsPerThread, false};
-  if (elem_bytes == 4) return {8, true, true};
   if (elem_bytes == 8 && r == 5) return {16, true};
-  return {kConvTiledRowsPerThread, false};
+  return {kConvTiledRowsPerThread, true, true};
 }
 constexpr int conv2d_optimized_pad(int r, int elem_bytes) {
   return (r / 2 + 16 / elem_bytes - 1) / (16 / elem_bytes) * (16 / elem_bytes);
