@@ -36,7 +36,7 @@ if has perf; then
     $T conv2d --backend cuda --peer --size 8192 --k 5
     $T conv2d --backend cuda --variant naive --size 8192 --k 5
     for t in 32,32 16,64 8,128 32,64 64,64; do $T conv2d --backend cuda --variant tiled --size 8192 --k 5 --tile $t; done
-    for t in 64,64 32,64 128,64 16,64; do $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --tile $t; done
+    for t in 32,128 64,128 16,128; do $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --tile $t; done
     for v in tiled optimized; do $T gemm --backend cuda --variant $v --size 4096 --dtype double --reps 5; done
     $T gemm --backend cuda --peer --size 4096 --dtype double --reps 5
     for v in tiled optimized; do $T transpose --backend cuda --variant $v --size 8192 --dtype double; done
@@ -63,7 +63,7 @@ if has conv; then
   {
     $T conv2d --backend cuda --peer --size 8192 --k 5
     for r in 1 3 5 7 9; do for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 8192 --k $r; done; done
-    for t in 128,64 32,64; do $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --tile $t; done
+    for t in 64,128 16,128; do $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --tile $t; done
     for d in float double; do for r in 9 15 31; do $T conv2d --backend cuda --variant optimized --size 8192 --k $r --dtype $d; done; done
     for r in 1 3 5 7; do for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 8192 --k $r --dtype double; done; done
     for r in 1 3 7; do for m in regs8 async8 cvec8; do
@@ -105,7 +105,7 @@ if has sanitize; then
                   "tiled|conv2d --m 67 --n 45 --k 5" "tiled|conv2d --m 67 --n 44 --k 5 --tile 30,32" "tiled|conv2d --m 37 --n 44 --k 17" \
                   "tiled|conv2d --m 131 --n 68 --k 5" "tiled|conv2d --m 131 --n 68 --k 9" \
                   "optimized|conv2d --m 67 --n 45 --k 5" "optimized|conv2d --m 131 --n 68 --k 5" "optimized|conv2d --m 37 --n 44 --k 17" \
-                  "optimized|conv2d --m 131 --n 68 --k 13 --tile 128,64" "optimized|conv2d --m 67 --n 44 --k 3 --tile 40,64"; do
+                  "optimized|conv2d --m 131 --n 68 --k 13 --tile 64,128" "optimized|conv2d --m 67 --n 44 --k 3 --tile 40,128"; do
           echo "$tool|$B/tilekit run ${vc#*|} --backend cuda --variant ${vc%%|*} --dtype $d --reps 1"
         done
       done
