@@ -326,22 +326,47 @@ __global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_optimized_kernel(Conv2dParams<
     for (int o = 0; o < ROWS; ++o)
 #pragma unroll
       for (int q = 0; q < CW; ++q) acc[o][q] = T(0);
-    // Fully unrolled (every index below is a compile-time constant after unrolling, so the
-    // values stay in registers and each tap is an FFMA operand from constant memory).
+    if constexpr (!kRolledConstantTaps) {
+      // Fully unrolled (every index below is a compile-time constant after unrolling, so the
+      // values stay in registers and each tap is an FFMA operand from constant memory).
 #pragma unroll
-    for (int y = 0; y < ROWS + R - 1; ++y) {
-      T v[NVR * CW];
+      for (int y = 0; y < ROWS + R - 1; ++y) {
+        T v[NVR * CW];
 #pragma unroll
-      for (int k = 0; k < NVR; ++k) V::unpack(win[(r0 + y) * (SW / CW) + k], v + k * CW);
+        for (int k = 0; k < NVR; ++k) V::unpack(win[(r0 + y) * (SW / CW) + k], v + k * CW);
 #pragma unroll
-      for (int o = 0; o < ROWS; ++o) {
-        const int fi = y - o;  // compile-time: the branch disappears
-        if (fi >= 0 && fi < R) {
+        for (int o = 0; o < ROWS; ++o) {
+          const int fi = y - o;  // compile-time: the branch disappears
+          if (fi >= 0 && fi < R) {
 #pragma unroll
-          for (int fj = 0; fj < R; ++fj) {
-            const T f = conv_filter<T>(fi * R + fj);
+            for (int fj = 0; fj < R; ++fj) {
+              const T f = conv_filter<T>(fi * R + fj);
 #pragma unroll
-            for (int q = 0; q < CW; ++q) acc[o][q] += f * v[OFF + q + fj];
+              for (int q = 0; q < CW; ++q) acc[o][q] += f * v[OFF + q + fj];
+            }
+          }
+        }
+      }
+    } else {
+      // AMD (portability.hpp): one filter column at a time, rolled, its values read from LDS
+      // one by one. Unrolled, the R^2 taps would each hold a scalar register (double R = 13
+      // spilled them to scratch).
+      const T* col = tile + r0 * SW + x0 + (P - HALF);
+      TILEKIT_UNROLL_CONSTANT_TAPS
+      for (int fj = 0; fj < R; ++fj) {
+#pragma unroll
+        for (int y = 0; y < ROWS + R - 1; ++y) {
+          T v[CW];
+#pragma unroll
+          for (int q = 0; q < CW; ++q) v[q] = col[y * SW + fj + q];
+#pragma unroll
+          for (int o = 0; o < ROWS; ++o) {
+            const int fi = y - o;
+            if (fi >= 0 && fi < R) {
+              const T f = conv_filter<T>(fi * R + fj);
+#pragma unroll
+              for (int q = 0; q < CW; ++q) acc[o][q] += f * v[q];
+            }
           }
         }
       }

@@ -198,9 +198,16 @@ namespace tilekit::gpu {
 // from R = 9 in float, R = 7 in double: bench/results/resource-usage.md).
 #if defined(__HIPCC__)
 #define TILEKIT_UNROLL_CONSTANT_TAPS _Pragma("unroll 1")
+#define TILEKIT_ROLLED_CONSTANT_TAPS 1
 #else
 #define TILEKIT_UNROLL_CONSTANT_TAPS _Pragma("unroll")
+#define TILEKIT_ROLLED_CONSTANT_TAPS 0
 #endif
+namespace tilekit::gpu {
+// The same choice for code whose shape depends on it (a rolled tap loop cannot index a
+// register array by the tap: the array would go to scratch memory).
+inline constexpr bool kRolledConstantTaps = TILEKIT_ROLLED_CONSTANT_TAPS;
+}  // namespace tilekit::gpu
 
 // Asynchronous element copies from global to shared memory: a thread issues all of its
 // copies and waits once, so a block's whole input window is in flight together and no
