@@ -125,10 +125,11 @@ __device__ __forceinline__ void conv2d_copy16_async(VT* dst_shared, const VT* sr
 // instructions per vector (5 per element; the 4-byte async loop above costs ~30 per element).
 //   kAsync (with asynchronous copies): every vector of the thread in flight before one wait,
 //          no register holding it (cp.async.cg, 16 bytes);
-//   else:  batches of four vectors through registers (the optimized kernel's loader).
+//   else:  batches of four vectors through registers.
 // Only for images conv2d.cu's vectorizable() accepts (aligned, ld and w multiples of the width).
-// On the H200 (float 8192^2) neither form beat the loaders above: the float tiled kernel's time
-// is its FFMA phase plus its memory phase, whatever the loader (NOTES.md); double R = 5 gains.
+// On the H200 (float 8192^2, R = 5) the asynchronous form takes the tiled kernel from 63% of
+// memcpy (the loaders above) to 80% (NOTES.md); it is the default wherever cp.async exists.
+//
 // Rows [y_lo, y_hi) of that vector-padded window as 16-byte asynchronous copies (wait for them
 // with copy_async_wait_all()).
 template <class T, int R, int TC>
