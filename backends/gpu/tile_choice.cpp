@@ -359,7 +359,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         if (opt && unrolled && (t.rows % per != 0 || t.cols != kConvOptimizedCols))
           throw Error("conv2d optimized tile " + t.str() + ": the kernel is compiled for " +
                       std::to_string(kConvOptimizedCols) + " columns and rows a multiple of " + std::to_string(per) +
-                      " (each thread computes " + std::to_string(per) + " rows of one column)");
+                      " (each thread computes " + std::to_string(per) + " rows of one 16-byte vector of columns)");
         if (opt && !unrolled && t.rows % per != 0)
           throw Error("conv2d optimized tile " + t.str() + ": rows must be a multiple of " + std::to_string(per));
         int bx = opt ? optimized_block_x(t) : t.cols, by = opt ? optimized_block_y(t) : 1;
