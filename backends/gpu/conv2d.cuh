@@ -99,24 +99,6 @@ __device__ __forceinline__ void conv2d_load_tile_async(const Conv2dParams<T>& c,
   copy_async_wait_all();
 }
 
-// One 16-byte asynchronous copy global -> shared (cp.async.cg: L2 only, the window's reuse is
-// in shared memory); `valid` false zero-fills the 16 bytes without reading `src`. Without
-// asynchronous copies (HIP, older NVIDIA) a plain vector copy.
-template <class VT>
-__device__ __forceinline__ void conv2d_copy16_async(VT* dst_shared, const VT* src, bool valid) {
-  static_assert(sizeof(VT) == 16, "16-byte vectors");
-#if TILEKIT_GPU_ASYNC_COPY
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
-#else
-  if (valid)
-    *dst_shared = *src;
-  else
-    *dst_shared = VT{};
-#endif
-}
-
 // The window loaded as 16-byte vectors into rows padded to whole vectors (as the optimized
 // kernel's): row y of the shared window holds input columns j0 - P .. j0 + TC + P - 1, P = the
 // halo R/2 rounded up to whole vectors (conv2d_optimized_pad), so every vector is aligned and,
@@ -144,7 +126,7 @@ __device__ __forceinline__ void conv2d_issue_rows_vec(const Conv2dParams<T>& c, 
   for (int q = y_lo * NV + tid; q < n; q += nt) {
     const int y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * W;
     const bool ok = unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w);
-    conv2d_copy16_async(vt + q, reinterpret_cast<const VT*>(ok ? c.in + gy * c.ld_in + gx : c.in), ok);
+    copy_async16(vt + q, reinterpret_cast<const VT*>(ok ? c.in + gy * c.ld_in + gx : c.in), ok);
   }
 }
 

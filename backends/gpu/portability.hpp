@@ -233,6 +233,23 @@ __device__ __forceinline__ void copy_async(T* dst_shared, const T* src, bool val
   *dst_shared = valid ? *src : T(0);
 #endif
 }
+// One 16-byte asynchronous copy (cp.async.cg: through L2 only, for data whose reuse is in
+// shared memory); `valid` false zero-fills the 16 bytes without reading `src`. Without
+// asynchronous copies a plain vector copy.
+template <class VT>
+__device__ __forceinline__ void copy_async16(VT* dst_shared, const VT* src, bool valid) {
+  static_assert(sizeof(VT) == 16, "16-byte vectors");
+#if TILEKIT_GPU_ASYNC_COPY
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
+               : "memory");
+#else
+  if (valid)
+    *dst_shared = *src;
+  else
+    *dst_shared = VT{};
+#endif
+}
 // Waits for all of this thread's copies (a __syncthreads() after it makes every thread's
 // copies visible to the block).
 __device__ __forceinline__ void copy_async_wait_all() {
