@@ -392,7 +392,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         pl.outputs_per_thread = (t.rows + by - 1) / by * ((t.cols + bx - 1) / bx);
         if (opt && unrolled)
           pl.kernel = "conv2d_optimized<" + dt + ", R=" + std::to_string(p.k) + " unrolled, " + std::to_string(per) +
-                      " rows per thread>";
+                      " rows x " + std::to_string(16 / e) + " columns per thread>";
         else if (opt)
           pl.kernel = "conv2d_tiled<" + dt + "> (R > " + std::to_string(kConvUnrolledMaxFilter) +
                       " has no unrolled kernel)";
