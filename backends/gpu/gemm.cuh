@@ -189,6 +189,22 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC((BM / TM) * (BN / TN), sizeof(T) == 4 ? 2 :
       }
     }
   };
+  // With asynchronous copies (sm_80+) B goes straight from global to shared stage s, no
+  // register holding it across the compute (the registers are what the 16-deep tile lacks);
+  // A still goes through registers, because it is stored transposed.
+  constexpr bool kAsyncB = kVec && TILEKIT_GPU_ASYNC_COPY;
+  auto copy_b = [&](int s, int p0) {
+#pragma unroll
+    for (int i = 0; i < B_PER; ++i) {
+      const int q = tid + i * NT;
+      if (B_VECS % NT == 0 || q < B_VECS) {
+        const int r = q / (BN / W), nv = (q % (BN / W)) * W, gk = p0 + r, gc = n0 + nv;
+        const bool ok = gk < g.k && gc < g.n;
+        copy_async16(reinterpret_cast<VT*>(&bs[s][r][nv]),
+                     reinterpret_cast<const VT*>(ok ? g.b + gk * g.ldb + gc : g.b), ok);
+      }
+    }
+  };
   auto store_b = [&](int s) {
 #pragma unroll
     for (int i = 0; i < B_PER; ++i) {
@@ -227,25 +243,37 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC((BM / TM) * (BN / TN), sizeof(T) == 4 ? 2 :
   const int steps = (g.k + BK - 1) / BK;
   if (steps > 0) {
     load_a(0);
-    load_b(0);
+    if constexpr (kAsyncB)
+      copy_b(0, 0);
+    else
+      load_b(0);
     store_a(0);
-    store_b(0);
+    if constexpr (kAsyncB)
+      copy_async_wait_all();
+    else
+      store_b(0);
   }
   __syncthreads();
   for (int t = 0; t < steps; ++t) {
     const int cur = t & 1, nxt = cur ^ 1;
     const bool more = t + 1 < steps;
-    // Issue the next step's global loads now; they complete while this step computes.
+    // Issue the next step's global loads now; they complete while this step computes. The
+    // other stage was last read in step t-1, which every thread finished before the barrier
+    // that ended it: it can be overwritten (B's copies land there) without a second barrier.
     if (more) {
       load_a((t + 1) * BK);
-      load_b((t + 1) * BK);
+      if constexpr (kAsyncB)
+        copy_b(nxt, (t + 1) * BK);
+      else
+        load_b((t + 1) * BK);
     }
     compute(cur);
-    // The other stage was last read in step t-1, which every thread finished before the
-    // barrier that ended it: it can be overwritten without a second barrier.
     if (more) {
       store_a(nxt);
-      store_b(nxt);
+      if constexpr (kAsyncB)
+        copy_async_wait_all();
+      else
+        store_b(nxt);
     }
     __syncthreads();
   }
