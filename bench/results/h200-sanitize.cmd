@@ -1,7 +1,5 @@
-# compute-sanitizer (CUDA 13.0) on the H200, 2026-11-21, git commit 1e11244 (binaries built here for
+# compute-sanitizer (CUDA 13.0) on the H200, 2026-11-21, git commit c7796a9 (binaries built here for
 # sm_90 and carried, as in h200-compare-8192.cmd):
-# (Commit 39d5f99 after it changes only the AMD branch of the optimized conv2d kernel: the sm_90 ptxas
-# output of every kernel is identical, bench/results/cuda-resource-usage.txt.)
 #   B=.final bash backends/cuda/scripts/h200_check.sh tests odd sanitize
 # The sanitize stage runs, for each tool in memcheck racecheck synccheck initcheck, each dtype and
 # each tiled/optimized case listed in the script (odd shapes: element-wise paths; multiples of 4:
