@@ -4,10 +4,10 @@
 //   tiled:     the PMPP input-tile scheme as a team kernel: one team per output tile copies the
 //              tile plus its R-1 halo into team scratch (zeros outside the image), a barrier, then
 //              every output is computed from scratch with no border checks; the filter is read
-//              from memory (the read-only cache holds it on GPUs).
+//              from memory (into registers, once per thread, for the compiled sizes below).
 //   both:      filter sizes 1, 3, 5 and 7 run kernels with the size compiled in (unrolled taps).
 //   optimized: the filter staged in scratch too, and thread coarsening: each thread computes
-//              P = 4 vertically adjacent outputs, so every input value it loads from scratch
+//              P = 8 vertically adjacent outputs, so every input value it loads from scratch
 //              feeds up to P accumulators held in registers (P + R - 1 rows of loads for P rows
 //              of outputs instead of P * R).
 #include <algorithm>
@@ -75,7 +75,7 @@ struct ConvTeam {
   }
   KOKKOS_INLINE_FUNCTION static void strip(const T* s, int sw, const T* filter, int r_rt, int row0, int c,
                                            T (&acc)[P]) {
-    if (RC > 0) {
+    if constexpr (RC > 0) {
       TILEKIT_UNROLL
       for (int y = 0; y < P + RC - 1; ++y) {
         TILEKIT_UNROLL
@@ -84,6 +84,44 @@ struct ConvTeam {
     } else {
       for (int y = 0; y < P + r_rt - 1; ++y)
         for (int fj = 0; fj < r_rt; ++fj) tap(s + (row0 + y) * sw + c, filter, r_rt, y, fj, acc);
+    }
+  }
+
+  // The window rows [0, sh) x [0, sw) from image row y0, column x0 (zeros outside). On GPUs the
+  // team's threads take columns 32 at a time (a warp reads along a row) and step down them four
+  // rows at a time, all four loads issued before the stores: a flat index with a division per
+  // element cost more instructions than the arithmetic of the compute phase, and one load in
+  // flight per thread cannot cover the memory's latency (the cuda backend measured both:
+  // backends/cuda/NOTES.md). Hosts: whole rows per thread (for_each_in_tile).
+  KOKKOS_INLINE_FUNCTION void load_window(const Member& team, T* s, int sh, int sw, int y0, int x0) const {
+    if (!exec_on_gpu()) {
+      for_each_in_tile(team, sh, sw, [&](const int y, const int x) {
+        const int gy = y0 + y, gx = x0 + x;
+        s[y * sw + x] = (gy >= 0 && gy < a.h && gx >= 0 && gx < a.w) ? a.in[gy * a.ld_in + gx] : T(0);
+      });
+      return;
+    }
+    const int nt = team.team_size(), t = team.team_rank();
+    const int bx = nt < 32 ? nt : 32, by = nt / bx, tx = t % bx, ty = t / bx;
+    if (ty >= by) return;
+    for (int x = tx; x < sw; x += bx) {
+      const int gx = x0 + x;
+      const bool col_in = gx >= 0 && gx < a.w;
+      int y = ty;
+      for (; y + 3 * by < sh; y += 4 * by) {
+        T v[4];
+        TILEKIT_UNROLL
+        for (int k = 0; k < 4; ++k) {
+          const int gy = y0 + y + k * by;
+          v[k] = col_in && gy >= 0 && gy < a.h ? a.in[gy * a.ld_in + gx] : T(0);
+        }
+        TILEKIT_UNROLL
+        for (int k = 0; k < 4; ++k) s[(y + k * by) * sw + x] = v[k];
+      }
+      for (; y < sh; y += by) {
+        const int gy = y0 + y;
+        s[y * sw + x] = col_in && gy >= 0 && gy < a.h ? a.in[gy * a.ld_in + gx] : T(0);
+      }
     }
   }
 
@@ -97,12 +135,22 @@ struct ConvTeam {
     const T* filter = P > 1 ? f : a.filter;
 
     // Load phase: the tile and its halo, zeros outside the image.
-    for_each_in_tile(team, sh, sw, [&](const int y, const int x) {
-      const int gy = i0 + y - half, gx = j0 + x - half;
-      s[y * sw + x] = (gy >= 0 && gy < a.h && gx >= 0 && gx < a.w) ? a.in[gy * a.ld_in + gx] : T(0);
-    });
+    load_window(team, s, sh, sw, i0 - half, j0 - half);
     if (P > 1) Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r * r), [&](const int e) { f[e] = a.filter[e]; });
     team.team_barrier();
+
+    // tiled, compiled filter sizes: the taps in registers, loaded once per thread (every tap
+    // index is a constant after unrolling, so each FMA takes its tap from a register instead of
+    // a load from memory per tap: the role __constant__ plays in the cuda backend; on the H200,
+    // float R = 5, 27% -> 41% of memcpy). The optimized kernel's 8-row strips measured slower
+    // that way (R = 3: 59% -> 52%) and keep reading the taps from scratch.
+    constexpr bool kTapsInRegisters = RC > 0 && P == 1;
+    T fr[kTapsInRegisters ? RC * RC : 1];
+    if constexpr (kTapsInRegisters) {
+      TILEKIT_UNROLL
+      for (int e = 0; e < RC * RC; ++e) fr[e] = filter[e];
+    }
+    const T* taps = kTapsInRegisters ? fr : filter;
 
     // Compute phase: strip (of P rows) by column; adjacent threads take adjacent columns.
     const int strips = (tr + P - 1) / P;
@@ -111,7 +159,7 @@ struct ConvTeam {
       if (j0 + c >= a.w) return;
       T acc[P];
       for (int q = 0; q < P; ++q) acc[q] = 0;
-      strip(s, sw, filter, r, row0, c, acc);
+      strip(s, sw, taps, r, row0, c, acc);
       TILEKIT_UNROLL
       for (int q = 0; q < P; ++q) {
         const int i = i0 + row0 + q;
@@ -121,7 +169,7 @@ struct ConvTeam {
   }
 };
 
-constexpr int kRowsPerThread = 4;
+constexpr int kRowsPerThread = 8;
 
 template <class T, int P>
 Launch plan_team(const Problem& p, const TileConfig& t) {
@@ -164,10 +212,11 @@ std::size_t scratch_for(Variant v, const TileConfig& t, int r) {
 
 template <class T>
 TileConfig auto_tile(Variant v, const Problem& p) {
-  // The largest square tile up to 32 x 32 whose scratch (with this filter's halo) fits twice in
-  // a team's share, so that a GPU multiprocessor keeps several teams resident.
+  // The largest square tile up to 64 x 64 (GPUs; 32 x 32 on hosts) whose scratch (with this
+  // filter's halo) fits twice in a team's share, so that a GPU multiprocessor keeps several
+  // teams resident. Bigger tiles re-read less halo.
   const std::size_t budget = scratch_max() / 2;
-  int side = 32;
+  int side = exec_on_gpu() ? 64 : 32;
   while (side > 4 && scratch_for<T>(v, {side, side, 0}, int(p.k)) > budget) side /= 2;
   return {side, side, 0};
 }
