@@ -4,10 +4,10 @@
 //              memory (the window overlaps its neighbours', so each input is fetched R*R times
 //              through the caches).
 //   tiled      PMPP's input tile: a block loads its output tile plus the R-1 halo into shared
-//              memory once (zeros outside the image), then computes from there; the filter
-//              sits in __constant__ memory, broadcast to the warp. Small filters are compiled
-//              with R fixed so the loops unroll and each tap is one shared load and one FMA.
-//   optimized  as tiled, plus register tiling in both directions: a thread computes 8 rows x
+//              memory once (zeros outside the image), then computes from there. Written once
+//              for every backend on the tile layer: backends/portable/conv2d_tiled.hpp.
+//   optimized  as tiled (filter in __constant__ memory, broadcast to the warp), plus register
+//              tiling in both directions: a thread computes 8 rows x
 //              one 16-byte vector of columns, reading the window from shared memory as whole
 //              vectors (~1 shared load per output instead of 7.5) and storing vectors.
 #pragma once
@@ -43,75 +43,12 @@ __global__ void conv2d_naive_kernel(Conv2dParams<T> c, int tiles_x) {
   c.out[i * c.ld_out + j] = acc;
 }
 
-// Load phase of the tiled kernel: the (tr + R - 1) x (tc + R - 1) input window of the output
-// tile at (i0, j0), zero outside the image. Threads take columns (x, so a warp reads along a
-// row) and step down the rows four at a time, issuing the four loads before any store: one
-// load in flight per thread is far too little to cover DRAM latency. Per element this is a
-// handful of integer instructions (a flat index with a division per element cost ~30).
-template <class T>
-__device__ __forceinline__ void conv2d_load_tile(const Conv2dParams<T>& c, T* tile, int r, int tr, int tc, int i0,
-                                                 int j0) {
-  const int half = r / 2, sw = tc + r - 1, sh = tr + r - 1, by = blockDim.y;
-  for (int x = threadIdx.x; x < sw; x += blockDim.x) {
-    const int gx = j0 + x - half;
-    const bool col_in = unsigned(gx) < unsigned(c.w);
-    int y = threadIdx.y;
-    for (; y + 3 * by < sh; y += 4 * by) {
-      T v[4];
-#pragma unroll
-      for (int k = 0; k < 4; ++k) {
-        const int gy = i0 + y + k * by - half;
-        v[k] = col_in && unsigned(gy) < unsigned(c.h) ? c.in[gy * c.ld_in + gx] : T(0);
-      }
-#pragma unroll
-      for (int k = 0; k < 4; ++k) tile[(y + k * by) * sw + x] = v[k];
-    }
-    for (; y < sh; y += by) {
-      const int gy = i0 + y - half;
-      tile[y * sw + x] = col_in && unsigned(gy) < unsigned(c.h) ? c.in[gy * c.ld_in + gx] : T(0);
-    }
-  }
-}
-
-// The same window loaded with asynchronous element copies (portability.hpp): every thread
-// issues all of its ~sh * sw / threads copies before waiting once, so the block's whole
-// window is one round trip to memory instead of one per batch of four rows (the H200 measured
-// the batched loads as the tiled kernel's main cost: NOTES.md). The flat index q walks the
-// window row-major, which is also its shared-memory index; (y, x) advance without a division.
-template <class T>
-__device__ __forceinline__ void conv2d_load_tile_async(const Conv2dParams<T>& c, T* tile, int r, int tr, int tc,
-                                                       int i0, int j0) {
-  const int half = r / 2, sw = tc + r - 1, n = (tr + r - 1) * sw;
-  const int nt = blockDim.x * blockDim.y, tid = threadIdx.y * blockDim.x + threadIdx.x;
-  const int dy = nt / sw, dx = nt - dy * sw;
-  int y = tid / sw, x = tid - y * sw;
-  for (int q = tid; q < n; q += nt) {
-    const int gy = i0 - half + y, gx = j0 - half + x;
-    const bool ok = unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w);
-    copy_async(tile + q, ok ? c.in + gy * c.ld_in + gx : c.in, ok);
-    x += dx;
-    y += dy;
-    if (x >= sw) {
-      x -= sw;
-      ++y;
-    }
-  }
-  copy_async_wait_all();
-}
-
-// The window loaded as 16-byte vectors into rows padded to whole vectors (as the optimized
-// kernel's): row y of the shared window holds input columns j0 - P .. j0 + TC + P - 1, P = the
-// halo R/2 rounded up to whole vectors (conv2d_optimized_pad), so every vector is aligned and,
-// the image width being a multiple of the vector width, wholly inside or outside the image.
-// The window of output column tx then starts at shared column tx + P - R/2. About 20 PTX
-// instructions per vector (5 per element; the 4-byte async loop above costs ~30 per element).
-//   kAsync (with asynchronous copies): every vector of the thread in flight before one wait,
-//          no register holding it (cp.async.cg, 16 bytes);
-//   else:  batches of four vectors through registers.
-// Only for images conv2d.cu's vectorizable() accepts (aligned, ld and w multiples of the width).
-// On the H200 (float 8192^2, R = 5) the asynchronous form takes the tiled kernel from 63% of
-// memcpy (the loaders above) to 80% (NOTES.md); it is the default wherever cp.async exists.
-//
+// The optimized kernel's window: row y of the shared window holds input columns
+// j0 - P .. j0 + TC + P - 1, P = the halo R/2 rounded up to whole 16-byte vectors
+// (conv2d_optimized_pad), so every vector is aligned and, the image width being a multiple of
+// the vector width, wholly inside or outside the image. The window of output column x then
+// starts at shared column x + P - R/2. Every vector of a thread is in flight before one wait
+// (cp.async.cg, 16 bytes), with no register holding it.
 // Rows [y_lo, y_hi) of that vector-padded window as 16-byte asynchronous copies (wait for them
 // with copy_async_wait_all()).
 template <class T, int R, int TC>
@@ -127,132 +64,6 @@ __device__ __forceinline__ void conv2d_issue_rows_vec(const Conv2dParams<T>& c, 
     const int y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * W;
     const bool ok = unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w);
     copy_async16(vt + q, reinterpret_cast<const VT*>(ok ? c.in + gy * c.ld_in + gx : c.in), ok);
-  }
-}
-
-template <class T, int R, int TC, bool kAsync>
-__device__ __forceinline__ void conv2d_load_tile_vec(const Conv2dParams<T>& c, T* tile, int tr, int i0, int j0) {
-  using V = Vec16<T>;
-  using VT = typename V::type;
-  constexpr int W = V::n, HALF = R / 2, P = (HALF + W - 1) / W * W, NV = (TC + 2 * P) / W;
-  const int n = (tr + R - 1) * NV, nt = blockDim.x * blockDim.y, tid = threadIdx.y * blockDim.x + threadIdx.x;
-  VT* vt = reinterpret_cast<VT*>(tile);
-#if TILEKIT_GPU_ASYNC_COPY
-  if constexpr (kAsync) {
-    conv2d_issue_rows_vec<T, R, TC>(c, tile, 0, tr + R - 1, i0, j0);
-    copy_async_wait_all();
-    return;
-  }
-#endif
-  constexpr int kBatch = 4;
-  for (int q0 = tid; q0 < n; q0 += kBatch * nt) {
-    VT v[kBatch];
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k) {
-      const int q = q0 + k * nt, y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * W;
-      if (q < n && unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w))
-        v[k] = *reinterpret_cast<const VT*>(c.in + gy * c.ld_in + gx);
-      else
-        v[k] = VT{};
-    }
-#pragma unroll
-    for (int k = 0; k < kBatch; ++k)
-      if (q0 + k * nt < n) vt[q0 + k * nt] = v[k];
-  }
-}
-
-// How the tiled kernel is compiled for one (R, width): kRows output rows per thread down a
-// column; kAsync: the window loads with asynchronous copies where the target has them; kVec:
-// the window loads as 16-byte vectors into vector-padded rows (conv2d_load_tile_vec; only the
-// compiled width and R, and images conv2d.cu's vectorizable() accepts). tile_choice.hpp's
-// conv2d_tiled_choice says which measured faster where.
-template <int kRows_, bool kAsync_, bool kVec_ = false>
-struct ConvTiledShape {
-  static constexpr int kRows = kRows_;
-  static constexpr bool kAsync = kAsync_;
-  static constexpr bool kVec = kVec_;
-};
-using ConvTiledDefault = ConvTiledShape<kConvTiledRowsPerThread, false>;
-
-// One thread's kRows outputs of column tx from tile row r0 (thread coarsening, PMPP 6.3):
-// kRows outputs down a column share R - 1 of their R window rows, so each shared value read
-// feeds up to kRows FMAs ((kRows + R - 1) * R reads for kRows * R * R FMAs: 7.5 per output
-// instead of 25 at R = 5 and 8 rows). Shared-memory reads, not DRAM, bound the kernel without it.
-template <class T, int kR, int kRows>
-__device__ __forceinline__ void conv2d_tiled_rows(const Conv2dParams<T>& c, const T* tile, int sw, int r0, int i0,
-                                                  int j) {
-  T acc[kRows];
-#pragma unroll
-  for (int o = 0; o < kRows; ++o) acc[o] = T(0);
-  const T* col = tile + r0 * sw + threadIdx.x;
-  // The filter-column loop is unrolled on NVIDIA only (portability.hpp): on AMD each
-  // unrolled tap would hold a scalar register.
-#pragma unroll
-  for (int y = 0; y < kRows + kR - 1; ++y) {
-    TILEKIT_UNROLL_CONSTANT_TAPS
-    for (int fj = 0; fj < kR; ++fj) {
-      const T v = col[y * sw + fj];
-#pragma unroll
-      for (int o = 0; o < kRows; ++o)
-        if (y - o >= 0 && y - o < kR) acc[o] += conv_filter<T>((y - o) * kR + fj) * v;
-    }
-  }
-  if (j < c.w) {
-#pragma unroll
-    for (int o = 0; o < kRows; ++o)
-      if (i0 + r0 + o < c.h) c.out[(i0 + r0 + o) * c.ld_out + j] = acc[o];
-  }
-}
-
-// Block: tile cols x (some rows) threads. kR > 0: R fixed at compile time; kCols > 0: the
-// tile width too (the automatic one), so that window addresses are a register plus an
-// immediate instead of a multiply by the run-time row length.
-template <class T, int kR, int kCols, class S = ConvTiledDefault>
-__global__ void conv2d_tiled_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
-  extern __shared__ __align__(16) unsigned char conv2d_smem[];
-  T* tile = reinterpret_cast<T*>(conv2d_smem);
-  constexpr bool kVec = S::kVec && kR > 0 && kCols > 0;
-  // Shared row length, and where output column 0's window starts in a row (vector padding).
-  constexpr int kW = 16 / int(sizeof(T)), kPad = kVec ? (kR / 2 + kW - 1) / kW * kW : 0;  // conv2d_optimized_pad
-  const int r = kR > 0 ? kR : c.r, tr = tile_rows, tc = kCols > 0 ? kCols : int(blockDim.x);
-  const int sw = kVec ? tc + 2 * kPad : tc + r - 1;
-  const BlockXY b = block_xy(tiles_x);
-  const int i0 = b.y * tr, j0 = b.x * tc, tx = threadIdx.x, j = j0 + tx;
-  constexpr int kRows = S::kRows;
-  if constexpr (kVec)
-    conv2d_load_tile_vec<T, (kR > 0 ? kR : 1), (kCols > 0 ? kCols : 64), S::kAsync>(c, tile, tr, i0, j0);
-  else {
-#if TILEKIT_GPU_ASYNC_COPY
-    if constexpr (S::kAsync)
-      conv2d_load_tile_async(c, tile, r, tr, tc, i0, j0);
-    else
-#endif
-      conv2d_load_tile(c, tile, r, tr, tc, i0, j0);
-  }
-  __syncthreads();
-  tile += kVec ? kPad - r / 2 : 0;
-  if constexpr (kR > 0) {
-    if (tr % kRows == 0) {
-      for (int r0 = threadIdx.y * kRows; r0 < tr; r0 += blockDim.y * kRows)
-        conv2d_tiled_rows<T, kR, kRows>(c, tile, sw, r0, i0, j);
-      return;
-    }
-  }
-  for (int ty = threadIdx.y; ty < tr; ty += blockDim.y) {
-    const int i = i0 + ty;
-    if (i >= c.h || j >= c.w) continue;
-    const T* win = tile + ty * sw + tx;
-    T acc = 0;
-    if constexpr (kR > 0) {
-#pragma unroll
-      for (int fi = 0; fi < kR; ++fi)
-#pragma unroll
-        for (int fj = 0; fj < kR; ++fj) acc += conv_filter<T>(fi * kR + fj) * win[fi * sw + fj];
-    } else {
-      for (int fi = 0; fi < r; ++fi)
-        for (int fj = 0; fj < r; ++fj) acc += conv_filter<T>(fi * r + fj) * win[fi * sw + fj];
-    }
-    c.out[i * c.ld_out + j] = acc;
   }
 }
 

@@ -1,6 +1,7 @@
 // Launchers of the gemm kernels (gemm.cuh): pick the instantiation a plan names, check the
 // launch.
 #include "gemm.cuh"
+#include "tiled.cuh"
 
 namespace tilekit::gpu {
 namespace {
@@ -15,16 +16,6 @@ bool vectorizable(const GemmParams<T>& g) {
   constexpr int w = 16 / sizeof(T);
   return aligned16(g.a) && aligned16(g.b) && aligned16(g.c) && g.lda % w == 0 && g.ldb % w == 0 &&
          g.ldc % w == 0 && g.k % w == 0 && g.n % w == 0;
-}
-
-// A square tile of a compiled width runs the fixed-size kernel; anything else the general one.
-template <class T>
-const void* tiled_kernel(const TileConfig& t, bool* fixed) {
-  *fixed = t.rows == t.cols && t.cols == t.depth && (t.rows == 8 || t.rows == 16 || t.rows == 32);
-  if (*fixed && t.rows == 8) return reinterpret_cast<const void*>(&gemm_tiled_kernel<T, 8>);
-  if (*fixed && t.rows == 16) return reinterpret_cast<const void*>(&gemm_tiled_kernel<T, 16>);
-  if (*fixed && t.rows == 32) return reinterpret_cast<const void*>(&gemm_tiled_kernel<T, 32>);
-  return reinterpret_cast<const void*>(&gemm_tiled_any_kernel<T>);
 }
 
 // The optimized instantiations (tile_choice.cpp's compiled_tiles lists the same shapes).
@@ -52,13 +43,7 @@ void launch_gemm(Variant v, const GemmArgs<T>& a, const LaunchPlan& pl, gpuStrea
     gemm_naive_kernel<T><<<dim3(tx * ty), block, 0, s>>>(g, tx);
     TILEKIT_GPU_CHECK_LAUNCH("gemm_naive_kernel");
   } else if (v == Variant::tiled) {
-    int tx = ceil_div(g.n, pl.tile.cols), ty = ceil_div(g.m, pl.tile.rows);
-    bool fixed = false;
-    const void* k = tiled_kernel<T>(pl.tile, &fixed);
-    int depth = pl.tile.depth;
-    void* fixed_args[] = {&g, &tx};
-    void* any_args[] = {&g, &depth, &tx};
-    launch_kernel(k, pl, tx * ty, fixed ? fixed_args : any_args, s, "gemm_tiled_kernel");
+    portable::gemm_tiled<true>(a, pl.tile, on_stream(s));
   } else {
     int tx = ceil_div(g.n, pl.tile.cols), ty = ceil_div(g.m, pl.tile.rows);
     const void* k = vectorizable(g) ? optimized_kernel<T, true>(pl.tile) : optimized_kernel<T, false>(pl.tile);
@@ -74,8 +59,12 @@ const void* gemm_kernel(Variant v, DType t, const LaunchPlan& pl) {
       return f ? reinterpret_cast<const void*>(&gemm_naive_kernel<float>)
                : reinterpret_cast<const void*>(&gemm_naive_kernel<double>);
     case Variant::tiled: {
-      bool fixed = false;
-      return f ? tiled_kernel<float>(pl.tile, &fixed) : tiled_kernel<double>(pl.tile, &fixed);
+      const void* k = nullptr;
+      if (f)
+        portable::gemm_tiled<true>(GemmArgs<float>{}, pl.tile, EntryOf{&k});
+      else
+        portable::gemm_tiled<true>(GemmArgs<double>{}, pl.tile, EntryOf{&k});
+      return k;
     }
     case Variant::optimized:
       return f ? optimized_kernel<float, true>(pl.tile) : optimized_kernel<double, true>(pl.tile);

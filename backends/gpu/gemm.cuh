@@ -2,8 +2,8 @@
 // HIP. Three steps of one idea, fewer trips to global memory per multiply-add:
 //   naive      every thread reads its row of A and column of B from global memory: 2 loads
 //              per FMA, and the same values are fetched by many threads.
-//   tiled      PMPP Fig. 5.13: a block stages a tile of A and one of B in shared memory, so
-//              each global element is loaded once per block instead of once per thread.
+//   tiled      PMPP Fig. 5.13, written once for every backend on the tile layer:
+//              backends/portable/gemm_tiled.hpp (launched by gemm.cu through tiled.cuh).
 //   optimized  register tiling (a thread owns TMxTN outputs, so one shared-memory value feeds
 //              TN or TM FMAs), 16-byte vector loads, a padded k-major A tile for conflict-free
 //              vector reads, and two shared-memory stages so the next tile's global loads are
@@ -32,69 +32,6 @@ __global__ void gemm_naive_kernel(GemmParams<T> g, int tiles_x) {
   for (int p = 0; p < g.k; ++p) acc += g.a[row * g.lda + p] * g.b[p * g.ldb + col];
   T* c = g.c + row * g.ldc + col;
   *c = gemm_epilogue(acc, g, c);
-}
-
-// ---- tiled: PMPP Fig. 5.13. The block (kTile x kTile threads) computes one kTile x kTile
-// tile of C, one thread per element, walking K in phases of kTile: in each phase every thread
-// copies one element of A and one of B into shared memory (zero outside the matrices, so
-// the compute phase needs no checks), and then reads kTile pairs back from there.
-// The tile width is chosen at run time from the device's properties (tile_choice.cpp); the
-// widths it can choose are compiled here so the inner loop unrolls and addresses fold.
-template <class T, int kTile>
-__global__ TILEKIT_LAUNCH_BOUNDS_OCC(kTile * kTile, 2048 / (kTile * kTile)) void gemm_tiled_kernel(GemmParams<T> g,
-                                                                                                   int tiles_x) {
-  __shared__ T as[kTile][kTile];
-  __shared__ T bs[kTile][kTile];
-  const BlockXY b = block_xy(tiles_x);
-  const int tx = threadIdx.x, ty = threadIdx.y;
-  const int row = b.y * kTile + ty, col = b.x * kTile + tx;
-  T acc = 0;
-  for (int p0 = 0; p0 < g.k; p0 += kTile) {
-    as[ty][tx] = (row < g.m && p0 + tx < g.k) ? g.a[row * g.lda + p0 + tx] : T(0);
-    bs[ty][tx] = (p0 + ty < g.k && col < g.n) ? g.b[(p0 + ty) * g.ldb + col] : T(0);
-    __syncthreads();  // the tiles are complete before anyone reads them
-#pragma unroll
-    for (int kk = 0; kk < kTile; ++kk) acc += as[ty][kk] * bs[kk][tx];
-    __syncthreads();  // everyone is done reading before the next phase overwrites them
-  }
-  if (row < g.m && col < g.n) {
-    T* c = g.c + row * g.ldc + col;
-    *c = gemm_epilogue(acc, g, c);
-  }
-}
-
-// The same algorithm for any explicit tile (rows x cols x depth, rows*cols threads, the tiles
-// in dynamically sized shared memory, so a deep K step may opt in above 48 KiB). The load
-// loops let rows*cols threads fill tiles of any shape.
-template <class T>
-__global__ TILEKIT_LAUNCH_BOUNDS_OCC(1024, 2) void gemm_tiled_any_kernel(GemmParams<T> g, int td, int tiles_x) {
-  extern __shared__ __align__(16) unsigned char gemm_tiled_smem[];
-  const int tr = blockDim.y, tc = blockDim.x;
-  T* as = reinterpret_cast<T*>(gemm_tiled_smem);  // tr x td
-  T* bs = as + tr * td;                           // td x tc
-  const BlockXY b = block_xy(tiles_x);
-  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * tc + tx, nthreads = tr * tc;
-  const int row0 = b.y * tr, col0 = b.x * tc;
-  T acc = 0;
-  for (int p0 = 0; p0 < g.k; p0 += td) {
-    for (int i = tid; i < tr * td; i += nthreads) {
-      const int r = i / td, c = i - r * td, gr = row0 + r, gc = p0 + c;
-      as[i] = (gr < g.m && gc < g.k) ? g.a[gr * g.lda + gc] : T(0);
-    }
-    for (int i = tid; i < td * tc; i += nthreads) {
-      const int r = i / tc, c = i - r * tc, gr = p0 + r, gc = col0 + c;
-      bs[i] = (gr < g.k && gc < g.n) ? g.b[gr * g.ldb + gc] : T(0);
-    }
-    __syncthreads();
-#pragma unroll 4
-    for (int kk = 0; kk < td; ++kk) acc += as[ty * td + kk] * bs[kk * tc + tx];
-    __syncthreads();
-  }
-  const int row = row0 + ty, col = col0 + tx;
-  if (row < g.m && col < g.n) {
-    T* c = g.c + row * g.ldc + col;
-    *c = gemm_epilogue(acc, g, c);
-  }
 }
 
 // ---- optimized: BM x BN of C per block of (BM/TM)*(BN/TN) threads, BK deep per step.

@@ -167,13 +167,6 @@ std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t) {
   return {{kConvOptimizedRows, kConvOptimizedCols, 0}, {64, kConvOptimizedCols, 0}, {16, kConvOptimizedCols, 0}};
 }
 
-namespace {
-const char* tiled_load_words(const ConvTiledChoice& c) {
-  if (c.vec) return c.async ? ", 16-byte asynchronous loads" : ", 16-byte loads";
-  return c.async ? ", asynchronous loads" : "";
-}
-}  // namespace
-
 LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const TileConfig& req) {
   LaunchPlan pl;
   const std::size_t e = size_of(p.dtype);
@@ -204,11 +197,11 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         pl.block_x = t.cols;
         pl.block_y = t.rows;
         pl.smem_bytes = tile_scratch_bytes(p, t);
-        // Square tiles of the compiled widths use static shared arrays (gemm.cu); other
-        // shapes size their tiles at launch, and may opt in above the default limit.
+        // The portable kernel (backends/portable/gemm_tiled.hpp): its tiles in dynamic shared
+        // memory; square tiles of the widths it compiles unroll the K loop.
+        pl.dynamic_smem_bytes = pl.smem_bytes;
         const bool fixed = t.rows == t.cols && t.cols == t.depth && (t.rows == 8 || t.rows == 16 || t.rows == 32);
-        pl.dynamic_smem_bytes = fixed ? 0 : pl.smem_bytes;
-        pl.kernel = "gemm_tiled<" + dt + (fixed ? ", " + std::to_string(t.rows) + "x" + std::to_string(t.rows) + " compiled" : std::string(", any shape")) + ">";
+        pl.kernel = "gemm_tiled<" + dt + (fixed ? ", " + std::to_string(t.rows) + "x" + std::to_string(t.rows) + " compiled" : std::string(", any shape")) + ", tile layer>";
       } else {
         TileConfig t = req;
         if (t.is_auto()) {
@@ -248,7 +241,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         pl.block_y = by;
         pl.dynamic_smem_bytes = pl.smem_bytes = tile_scratch_bytes(p, t);
         pl.outputs_per_thread = (t.rows + by - 1) / by;
-        pl.kernel = "transpose_tiled<" + dt + ", unpadded>";
+        pl.kernel = "transpose_tiled<" + dt + ", unpadded, tile layer>";
       } else {
         TileConfig t = req;
         if (t.is_auto()) {
@@ -374,19 +367,15 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
             throw Error("conv2d optimized tile " + t.str() + " needs " + std::to_string(pl.smem_bytes) +
                         " bytes of scratch (with its vector padding), but " + where(d) + " offers " +
                         std::to_string(optin_limit(d)) + " bytes");
-        } else if (!opt && p.k <= 9 && t.cols == kConvTiledCols &&
-                   conv2d_tiled_choice(int(p.k), int(e), d.async_copy).vec) {
-          // 16-byte loads: the window's rows padded to whole vectors (the fallback for images
-          // that do not allow them uses less).
+        } else {
+          // The portable tiled kernel (backends/portable/conv2d_tiled.hpp): the window's rows
+          // carry the halo rounded up to whole 16-byte vectors each side.
           pl.smem_bytes = std::size_t(t.rows + p.k - 1) *
                           std::size_t(conv2d_tiled_row_length(int(p.k), t.cols, int(e), true)) * e;
-          check_tile_fits(p, t, optin_limit(d), where(d));
           if (pl.smem_bytes > optin_limit(d))
             throw Error("conv2d tiled tile " + t.str() + " needs " + std::to_string(pl.smem_bytes) +
                         " bytes of scratch (with its vector padding), but " + where(d) + " offers " +
                         std::to_string(optin_limit(d)) + " bytes");
-        } else {
-          pl.smem_bytes = tile_scratch_bytes(p, t);
         }
         pl.dynamic_smem_bytes = pl.smem_bytes;
         pl.outputs_per_thread = (t.rows + by - 1) / by * ((t.cols + bx - 1) / bx);
@@ -398,14 +387,10 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                       " has no unrolled kernel)";
         else
           pl.kernel = "conv2d_tiled<" + dt + (p.k <= 9 ? ", R=" + std::to_string(p.k) + " unrolled" : std::string()) +
-                      (p.k <= 9 && t.rows % tiled_rows(t) == 0
-                           ? ", " + std::to_string(tiled_rows(t)) + " rows per thread"
+                      (p.k <= 9 && t.cols == kConvTiledCols && t.rows % tiled_rows(t) == 0
+                           ? ", " + std::to_string(tiled_rows(t)) + " rows per thread, 64 wide compiled"
                            : std::string()) +
-                      (p.k <= 9 && t.cols == kConvTiledCols
-                           ? ", " + std::to_string(t.cols) + " wide compiled" +
-                                 tiled_load_words(conv2d_tiled_choice(int(p.k), int(e), d.async_copy))
-                           : std::string()) +
-                      ">";
+                      ", tile layer" + (d.async_copy ? ", asynchronous loads" : "") + ">";
       }
       break;
   }

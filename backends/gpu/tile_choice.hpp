@@ -90,31 +90,23 @@ inline constexpr int kConvOptimizedRows = 32, kConvOptimizedCols = 128;
 // and the width of its automatic tile (compiled in for R <= 9; other widths run too).
 inline constexpr int kConvTiledRowsPerThread = 8;
 inline constexpr int kConvTiledCols = 64;
-// The compiled 64-wide tiled kernel's shape for filter size r and element size: rows per
-// thread, whether the window loads with asynchronous copies (all of a thread's copies in
-// flight before one wait; cp.async on sm_80+) instead of batches of four rows through
-// registers, and whether it loads as 16-byte vectors into rows padded to whole vectors. The
-// best measured on the H200 at 8192^2 (bench/results/h200-conv2d-tiled-3.txt): 16-byte
-// asynchronous copies with 8 rows per thread (float R = 5: 80% of memcpy, against 63% through
-// registers; double R = 3 and 7: +10% and +44% over registers), except double R = 5, where
-// element-wise asynchronous copies with 16 rows measured best (95%). Devices without
-// asynchronous copies (AMD; unmeasured there): 8 rows through registers.
-// TILEKIT_CONV_TILED overrides it (conv2d.cu).
+// Output rows each thread of the compiled 64-wide tiled kernel (backends/portable/
+// conv2d_tiled.hpp) computes down its column, for filter size r and element size. Measured on
+// the H200 at 8192^2 with the hand-written kernel this one replaced
+// (bench/results/h200-conv2d-tiled-3.txt): 8 rows with 16-byte asynchronous window copies
+// (float R = 5: 80% of memcpy), except double R = 5, where 16 rows measured best. The tile
+// layer takes 16-byte asynchronous copies wherever the image allows them.
 struct ConvTiledChoice {
   int rows;
-  bool async;
-  bool vec = false;  // 16-byte loads into vector-padded shared rows (vectorizable images only)
 };
 constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_copy) {
-  if (!async_copy) return {kConvTiledRowsPerThread, false};
-  if (elem_bytes == 8 && r == 5) return {16, true};
-  return {kConvTiledRowsPerThread, true, true};
+  return {async_copy && elem_bytes == 8 && r == 5 ? 16 : kConvTiledRowsPerThread};
 }
 constexpr int conv2d_optimized_pad(int r, int elem_bytes) {
   return (r / 2 + 16 / elem_bytes - 1) / (16 / elem_bytes) * (16 / elem_bytes);
 }
-// Shared row length of the tiled kernel's window: the tile plus the halo, or with 16-byte
-// loads (ConvTiledChoice::vec) the tile plus the halo rounded up to whole vectors each side.
+// Shared row length of a conv2d window: the tile plus the halo, or (vec: the optimized and the
+// portable tiled kernels) the tile plus the halo rounded up to whole 16-byte vectors each side.
 constexpr int conv2d_tiled_row_length(int r, int cols, int elem_bytes, bool vec) {
   return vec ? cols + 2 * conv2d_optimized_pad(r, elem_bytes) : cols + r - 1;
 }

@@ -1,5 +1,6 @@
 // Launchers of the transpose kernels (transpose.cuh).
 #include "transpose.cuh"
+#include "tiled.cuh"
 
 namespace tilekit::gpu {
 namespace {
@@ -32,10 +33,7 @@ void launch_transpose(Variant v, const TransposeArgs<T>& a, const LaunchPlan& pl
   }
   int tx = ceil_div(t.cols, pl.tile.cols), ty = ceil_div(t.rows, pl.tile.rows);
   if (v == Variant::tiled) {
-    int tile_rows = pl.tile.rows;
-    void* args[] = {&t, &tile_rows, &tx};
-    launch_kernel(reinterpret_cast<const void*>(&transpose_tiled_kernel<T>), pl, tx * ty, args, s,
-                  "transpose_tiled_kernel");
+    portable::transpose_tiled(a, pl.tile, {pl.block_x, pl.block_y}, on_stream(s));
   } else {
     const void* k = vectorizable(t) ? optimized_kernel<T, true>(pl.tile) : optimized_kernel<T, false>(pl.tile);
     void* args[] = {&t, &tx};
@@ -49,9 +47,14 @@ const void* transpose_kernel(Variant v, DType t, const LaunchPlan& pl) {
     case Variant::naive:
       return f ? reinterpret_cast<const void*>(&transpose_naive_kernel<float>)
                : reinterpret_cast<const void*>(&transpose_naive_kernel<double>);
-    case Variant::tiled:
-      return f ? reinterpret_cast<const void*>(&transpose_tiled_kernel<float>)
-               : reinterpret_cast<const void*>(&transpose_tiled_kernel<double>);
+    case Variant::tiled: {
+      const void* k = nullptr;
+      if (f)
+        portable::transpose_tiled(TransposeArgs<float>{}, pl.tile, {pl.block_x, pl.block_y}, EntryOf{&k});
+      else
+        portable::transpose_tiled(TransposeArgs<double>{}, pl.tile, {pl.block_x, pl.block_y}, EntryOf{&k});
+      return k;
+    }
     case Variant::optimized:
       return f ? optimized_kernel<float, true>(pl.tile) : optimized_kernel<double, true>(pl.tile);
   }

@@ -4,9 +4,8 @@
 //   naive      a warp reads a row segment (coalesced) and writes a column segment: every
 //              write lands in a different memory segment.
 //   tiled      stage a tile in shared memory, then write it out row by row (coalesced both
-//              ways). The tile is NOT padded, so reading a tile column hits one bank many
-//              times over (32-way for a 32-wide float tile): the cost the optimized kernel
-//              removes.
+//              ways), unpadded: written once for every backend on the tile layer,
+//              backends/portable/transpose_tiled.hpp (launched by transpose.cu via tiled.cuh).
 //   optimized  a padded tile (row length cols + 1 shifts each row by one bank), 16-byte
 //              vector loads and stores, and several vectors per thread in flight.
 #pragma once
@@ -20,29 +19,6 @@ __global__ void transpose_naive_kernel(TransposeParams<T> t, int tiles_x) {
   const BlockXY b = block_xy(tiles_x);
   const int col = b.x * blockDim.x + threadIdx.x, row = b.y * blockDim.y + threadIdx.y;
   if (row < t.rows && col < t.cols) t.out[col * t.ld_out + row] = t.in[row * t.ld_in + col];
-}
-
-// The block is (tile cols) x (some rows) threads; tile_rows is the tile's height.
-template <class T>
-__global__ void transpose_tiled_kernel(TransposeParams<T> t, int tile_rows, int tiles_x) {
-  extern __shared__ __align__(16) unsigned char transpose_tiled_smem[];
-  T* tile = reinterpret_cast<T*>(transpose_tiled_smem);  // tile_rows x tc, unpadded
-  const int tc = blockDim.x, tr = tile_rows;
-  const BlockXY b = block_xy(tiles_x);
-  const int i0 = b.y * tr, j0 = b.x * tc;
-  for (int r = threadIdx.y; r < tr; r += blockDim.y) {
-    const int i = i0 + r, j = j0 + threadIdx.x;
-    if (i < t.rows && j < t.cols) tile[r * tc + threadIdx.x] = t.in[i * t.ld_in + j];
-  }
-  __syncthreads();
-  // Output rows are input columns: consecutive threads take consecutive output columns
-  // (coalesced writes) and therefore read down a tile column (bank conflicts).
-  const int tid = threadIdx.y * blockDim.x + threadIdx.x, nthreads = blockDim.x * blockDim.y;
-  for (int q = tid; q < tr * tc; q += nthreads) {
-    const int r = q / tr, c = q - r * tr;  // r: output row within the tile, c: output column
-    const int j = j0 + r, i = i0 + c;
-    if (j < t.cols && i < t.rows) t.out[j * t.ld_out + i] = tile[c * tc + r];
-  }
 }
 
 // TR x TC input tile per block of 256 threads. kVec: pointers 16-byte aligned and rows,

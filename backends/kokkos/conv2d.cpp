@@ -1,18 +1,19 @@
 // out = in (*) filter (R x R, zero padding) in Kokkos.
 //   naive:     one MDRange index per output, R*R taps read straight from memory with border
 //              checks on every tap.
-//   tiled:     the PMPP input-tile scheme as a team kernel: one team per output tile copies the
-//              tile plus its R-1 halo into team scratch (zeros outside the image), a barrier, then
-//              every output is computed from scratch with no border checks; the filter is read
-//              from memory (into registers, once per thread, for the compiled sizes below).
-//   both:      filter sizes 1, 3, 5 and 7 run kernels with the size compiled in (unrolled taps).
-//   optimized: the filter staged in scratch too, and thread coarsening: each thread computes
+//   tiled:     the PMPP input-tile scheme, written once for every backend on the tile layer
+//              (backends/portable/conv2d_tiled.hpp): one team per output tile copies the tile
+//              plus its R-1 halo into team scratch (zeros outside the image), a barrier, then
+//              every output is computed from scratch with no border checks.
+//   optimized: filter sizes 1, 3, 5 and 7 compiled in (unrolled taps); the filter staged in
+//              scratch, and thread coarsening: each thread computes
 //              P = 8 (GPUs; 4 on hosts) vertically adjacent outputs, so every input value it loads from scratch
 //              feeds up to P accumulators held in registers (P + R - 1 rows of loads for P rows
 //              of outputs instead of P * R).
 #include <algorithm>
 
 #include "kokkos.hpp"
+#include "../portable/conv2d_tiled.hpp"
 #include "tilekit/ops.hpp"
 
 namespace tilekit::kokkos {
@@ -139,18 +140,9 @@ struct ConvTeam {
     if (P > 1) Kokkos::parallel_for(Kokkos::TeamThreadRange(team, r * r), [&](const int e) { f[e] = a.filter[e]; });
     team.team_barrier();
 
-    // tiled, compiled filter sizes: the taps in registers, loaded once per thread (every tap
-    // index is a constant after unrolling, so each FMA takes its tap from a register instead of
-    // a load from memory per tap: the role __constant__ plays in the cuda backend; on the H200,
-    // float R = 5, 27% -> 41% of memcpy). The optimized kernel's 8-row strips measured slower
-    // that way (R = 3: 59% -> 52%) and keep reading the taps from scratch.
-    constexpr bool kTapsInRegisters = RC > 0 && P == 1;
-    T fr[kTapsInRegisters ? RC * RC : 1];
-    if constexpr (kTapsInRegisters) {
-      TILEKIT_UNROLL
-      for (int e = 0; e < RC * RC; ++e) fr[e] = filter[e];
-    }
-    const T* taps = kTapsInRegisters ? fr : filter;
+    // The taps stay in scratch: in registers (as the tiled kernel keeps them) the 8-row strips
+    // measured slower on the H200 (R = 3: 59% -> 52% of memcpy).
+    const T* taps = filter;
 
     // Compute phase: strip (of P rows) by column; adjacent threads take adjacent columns.
     const int strips = (tr + P - 1) / P;
@@ -188,6 +180,16 @@ Launch plan_team(const Problem& p, const TileConfig& t) {
   return l;
 }
 
+// The portable tiled kernel on GPUs: the cuda backend's shape (64-wide compiled tiles, 8 rows
+// per thread, about 256 threads a team); on hosts one team thread loops over a lane per output.
+constexpr int kTiledCols = 64, kTiledRows = 8;
+tile::Dim2 tiled_lanes(const TileConfig& t) {
+  if (!exec_on_gpu()) return {t.cols, t.rows};
+  int by = std::max(1, std::min(t.rows, std::max(1, 256 / t.cols)));
+  if (t.cols == kTiledCols && t.rows % kTiledRows == 0) by = std::max(1, std::min(by, t.rows / kTiledRows));
+  return {t.cols, by};
+}
+
 template <class T>
 Launch plan(Variant v, const Problem& p, const TileConfig& t) {
   if (v == Variant::naive) {
@@ -196,8 +198,16 @@ Launch plan(Variant v, const Problem& p, const TileConfig& t) {
     return l;
   }
   if (v == Variant::tiled) {
-    Launch l = plan_team<T, 1>(p, t);
-    l.kernel = "tile + halo in scratch, one output per thread per pass, filter from memory";
+    Launch l;
+    const tile::Dim2 lanes = tiled_lanes(t);
+    l.league = tiles(p.m, t.rows) * tiles(p.n, t.cols);
+    l.team = exec_on_gpu() ? lanes.count() : 1;
+    l.scratch = portable::Conv2dTiled<T>::scratch_bytes(int(p.k), t.rows, t.cols);
+    l.kernel = std::string("tile layer: tile + halo in scratch, ") +
+               (exec_on_gpu() && t.cols == kTiledCols && p.k <= 9 && t.rows % kTiledRows == 0
+                    ? std::to_string(kTiledRows) + " outputs per thread down a column"
+                    : "one output per lane") +
+               ", filter in registers when R <= 9";
     return l;
   }
   Launch l = plan_team<T, kRowsPerThread>(p, t);
@@ -209,7 +219,7 @@ Launch plan(Variant v, const Problem& p, const TileConfig& t) {
 template <class T>
 std::size_t scratch_for(Variant v, const TileConfig& t, int r) {
   return v == Variant::optimized ? ConvTeam<T, kRowsPerThread>::scratch_bytes(t.rows, t.cols, r)
-                                 : ConvTeam<T, 1>::scratch_bytes(t.rows, t.cols, r);
+                                 : portable::Conv2dTiled<T>::scratch_bytes(r, t.rows, t.cols) + kScratchAlign;
 }
 
 template <class T>
@@ -259,14 +269,16 @@ Launch conv2d_launch(Variant v, const Problem& p, const TileConfig& t) {
 template <class T>
 void conv2d(Variant v, const Conv2dArgs<T>& args, const TileConfig& t) {
   if (v == Variant::naive) return conv2d_naive(args);
+  if (v == Variant::tiled)
+    return portable::conv2d_tiled<exec_on_gpu()>(args, t, tiled_lanes(t), kTiledRows,
+                                                 [](const tile::Shape& sh, const auto& k) { tile::run_kokkos(sh, k); });
   const Problem p{Op::conv2d, dtype_of<T>(), args.h, args.w, args.r};
   const Launch l = plan<T>(v, p, t);
   TeamPolicy policy(l.league, l.team);
   policy.set_scratch_size(0, Kokkos::PerTeam(l.scratch));
   const ConvView<T> a(args);
   const int tiles_c = tiles(args.w, t.cols);
-  if (v == Variant::tiled) launch<T, 1>("tilekit::kokkos::conv2d_tiled", policy, a, t, tiles_c);
-  else launch<T, kRowsPerThread>("tilekit::kokkos::conv2d_optimized", policy, a, t, tiles_c);
+  launch<T, kRowsPerThread>("tilekit::kokkos::conv2d_optimized", policy, a, t, tiles_c);
 }
 
 template void conv2d<float>(Variant, const Conv2dArgs<float>&, const TileConfig&);

@@ -1,16 +1,16 @@
 // C = alpha * A * B + beta * C in Kokkos.
 //   naive:     one MDRange index per element of C, a dot product straight from memory.
-//   tiled:     the textbook shared-memory kernel (PMPP Fig. 5.13) as a team kernel: one team per
-//              C tile, an A tile and a B tile staged in team scratch per K step, one thread per
-//              element of C.
+//   tiled:     the textbook shared-memory kernel (PMPP Fig. 5.13), written once for every backend
+//              on the tile layer (backends/portable/gemm_tiled.hpp): one team per C tile, A and
+//              B blocks in team scratch per K step, one lane (a team thread on GPUs) per element.
 //   optimized: thread coarsening: each thread accumulates an R x R block of C in registers. On
 //              GPUs the automatic tile runs GemmBlock, a fixed 128x128x8 (float) / 64x64x8
 //              (double) block with 16-byte loads, A staged transposed in padded scratch, two
 //              scratch buffers so the next K step loads while this one computes, and each 32
 //              team ranks a 4 x 8 patch of the thread grid.
-// A tile whose elements outnumber the team's threads (host spaces, where a team is one
-// thread, or an explicit tile too large for a GPU block) cannot keep every accumulator in a
-// register across K steps: those run the same kernel with the accumulators in scratch.
+// An optimized tile whose register blocks outnumber the team's threads (an explicit tile too
+// large for a GPU block) cannot keep every accumulator in a register across K steps: it runs
+// the same kernel with the accumulators in scratch.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -19,6 +19,7 @@
 #include <type_traits>
 
 #include "kokkos.hpp"
+#include "../portable/gemm_tiled.hpp"
 #include "tilekit/ops.hpp"
 
 namespace tilekit::kokkos {
@@ -448,27 +449,6 @@ BlockMode block_mode() {
 // Micro-tile of optimized's general kernel (explicit tiles, host spaces): 8 x 8, so that on a
 // host, where a team is one thread, an 8 x 8 tile keeps its 64 accumulators in registers.
 constexpr int kOptR = 8;
-// Tiles of the tiled kernel compiled with fixed sizes.
-constexpr int kFixedTiles[] = {32, 16};
-
-// How the fixed-tile textbook kernels (32 x 32, 16 x 16) fill their tiles, read once from
-// TILEKIT_KOKKOS_TILED (a measurement knob; unset: direct):
-//   direct   thread (ty, tx) loads one element of each tile, both loads before the stores
-//            (H200, 4096^3 float: 8287 GFLOP/s, the CUDA backend's kernel 8275)
-//   ranges   the tiles are filled by TeamThreadRange loops (for_each_in_tile): 7021 GFLOP/s
-// bench/results/kokkos-h200-tiled.txt has the measurement.
-inline bool tiled_direct_loads() {
-  static const bool direct = [] {
-    const char* e = std::getenv("TILEKIT_KOKKOS_TILED");
-    if (!e || !*e) return true;
-    const std::string v(e);
-    if (v != "direct" && v != "ranges")
-      throw std::invalid_argument("TILEKIT_KOKKOS_TILED=" + v + ": expected direct or ranges");
-    return v == "direct";
-  }();
-  return direct;
-}
-
 template <class Functor, class Policy = TeamPolicy>
 int team_max(const Functor& f, std::size_t scratch) {
   Policy policy(1, 1);
@@ -477,7 +457,7 @@ int team_max(const Functor& f, std::size_t scratch) {
 }
 
 // How a tiled/optimized call runs, decided once for describe_launch and for the launch itself.
-enum class Kind { naive, team_fixed32, team_fixed16, team_persistent, team_shared, block };
+enum class Kind { naive, portable, team_persistent, team_shared, block };
 struct Plan {
   Kind kind = Kind::naive;
   int r = 1;  // micro-tile side of the team kernels
@@ -496,6 +476,15 @@ Plan plan(Variant v, const Problem& p, const TileConfig& t) {
   }
   const int tiles_n = tiles(p.n, t.cols);
   pl.launch.league = tiles(p.m, t.rows) * tiles_n;
+  if (v == Variant::tiled) {
+    // The portable kernel (backends/portable/gemm_tiled.hpp) on the tile layer's Kokkos executor.
+    pl.kind = Kind::portable;
+    pl.launch.team = exec_on_gpu() ? t.rows * t.cols : 1;
+    pl.launch.scratch = portable::GemmTiled<T>::scratch_bytes(t.rows, t.cols, t.depth);
+    pl.launch.kernel = std::string("tile layer: one lane per element of C") +
+                       (exec_on_gpu() ? " (a team thread each)" : " (a team of one thread loops over them)");
+    return pl;
+  }
   if (v == Variant::optimized && t.rows == BlockShape<T>::BM && t.cols == BlockShape<T>::BN &&
       block_depth<T>(t.depth)) {
     auto try_block = [&](auto probe) {
@@ -517,57 +506,27 @@ Plan plan(Variant v, const Problem& p, const TileConfig& t) {
                                                  : try_block(Block<T, BlockShape<T>::AltBK, true>{none, 1, 1, false});
     if (ok) return pl;
   }
-  const int r = v == Variant::optimized ? kOptR : 1;
+  const int r = kOptR;
   const int micro = ((t.rows + r - 1) / r) * ((t.cols + r - 1) / r);
   pl.r = r;
-  auto try_persistent = [&](auto probe, Kind kind) {
-    using F = decltype(probe);
-    const std::size_t bytes = F::scratch_bytes(t.rows, t.cols, t.depth);
-    if (team_max<F, typename F::Policy>(probe, bytes) < micro) return false;
-    pl.kind = kind;
+  const GemmView<T> none{GemmArgs<T>{}};
+  GemmTeam<T, kOptR, true> persistent{none, t.rows, t.cols, t.depth, 1};
+  const std::size_t bytes = decltype(persistent)::scratch_bytes(t.rows, t.cols, t.depth);
+  if (team_max<decltype(persistent), typename decltype(persistent)::Policy>(persistent, bytes) >= micro) {
+    pl.kind = Kind::team_persistent;
     pl.launch.team = micro;
     pl.launch.scratch = bytes;
-    return true;
-  };
-  const GemmView<T> none{GemmArgs<T>{}};
-  bool persistent = false;
-  if (r == 1 && fixed_square(t, 32))
-    persistent = try_persistent(GemmTeam<T, 1, true, 32>{none, 32, 32, 32, 1}, Kind::team_fixed32);
-  else if (r == 1 && fixed_square(t, 16))
-    persistent = try_persistent(GemmTeam<T, 1, true, 16>{none, 16, 16, 16, 1}, Kind::team_fixed16);
-  if (!persistent) {
-    if (r == 1) persistent = try_persistent(GemmTeam<T, 1, true>{none, t.rows, t.cols, t.depth, 1}, Kind::team_persistent);
-    else persistent = try_persistent(GemmTeam<T, kOptR, true>{none, t.rows, t.cols, t.depth, 1}, Kind::team_persistent);
-  }
-  if (persistent) {
-    pl.launch.kernel = r == 1 ? "one thread per element of C, accumulator in a register"
-                              : "one thread per " + std::to_string(r) + "x" + std::to_string(r) +
-                                    " block of C, accumulators in registers";
-    if (pl.kind != Kind::team_persistent) {
-      pl.launch.kernel += ", tile fixed at compile time, ";
-      pl.launch.kernel += tiled_direct_loads() ? "one element of A and of B loaded per thread"
-                                               : "tiles loaded by TeamThreadRange loops";
-    }
+    pl.launch.kernel = "one thread per " + std::to_string(r) + "x" + std::to_string(r) + " block of C, accumulators in registers";
     return pl;
   }
   pl.kind = Kind::team_shared;
-  int team = 0;
-  if (r == 1) {
-    GemmTeam<T, 1, false> probe{none, t.rows, t.cols, t.depth, 1};
-    pl.launch.scratch = probe.scratch_bytes(t.rows, t.cols, t.depth);
-    TeamPolicy policy(1, 1);
-    policy.set_scratch_size(0, Kokkos::PerTeam(pl.launch.scratch));
-    team = policy.team_size_recommended(probe, Kokkos::ParallelForTag());
-  } else {
-    GemmTeam<T, kOptR, false> probe{none, t.rows, t.cols, t.depth, 1};
-    pl.launch.scratch = probe.scratch_bytes(t.rows, t.cols, t.depth);
-    TeamPolicy policy(1, 1);
-    policy.set_scratch_size(0, Kokkos::PerTeam(pl.launch.scratch));
-    team = policy.team_size_recommended(probe, Kokkos::ParallelForTag());
-  }
+  GemmTeam<T, kOptR, false> probe{none, t.rows, t.cols, t.depth, 1};
+  pl.launch.scratch = probe.scratch_bytes(t.rows, t.cols, t.depth);
+  TeamPolicy policy(1, 1);
+  policy.set_scratch_size(0, Kokkos::PerTeam(pl.launch.scratch));
+  const int team = policy.team_size_recommended(probe, Kokkos::ParallelForTag());
   pl.launch.team = std::max(1, std::min(team, micro));
-  pl.launch.kernel = std::string(r == 1 ? "elements" : std::to_string(r) + "x" + std::to_string(r) + " blocks") +
-                     " of C shared out among the team, accumulators in scratch";
+  pl.launch.kernel = std::to_string(r) + "x" + std::to_string(r) + " blocks of C shared out among the team, accumulators in scratch";
   return pl;
 }
 
@@ -582,7 +541,7 @@ std::size_t reserved_bytes(const Plan& pl, const Problem& p, const TileConfig& t
 }
 
 template <class T>
-TileConfig auto_tile(Variant v, const Problem& p) {
+TileConfig auto_tile(Variant v) {
   const std::size_t s = scratch_max(), e = sizeof(T);
   if (v == Variant::optimized) {
     if (exec_on_gpu()) return {BlockShape<T>::BM, BlockShape<T>::BN, BlockShape<T>::BK};
@@ -597,16 +556,15 @@ TileConfig auto_tile(Variant v, const Problem& p) {
     while (depth > 8 && acc + 2 * e * std::size_t(side) * depth > s) depth /= 2;
     return {side, side, depth};
   }
-  // tiled: the largest square tile the space offers a team for: threads for all its elements
-  // on GPUs (team_size_max), and on hosts scratch for A, B and the accumulators.
-  for (int side : kFixedTiles) {
-    const TileConfig t{side, side, side};
-    const Plan pl = plan<T>(v, p, t);
-    if (pl.kind == Kind::team_fixed32 || pl.kind == Kind::team_fixed16) return t;
+  // tiled: a square tile at a width the portable kernel compiles (the K loop unrolls): on GPUs
+  // 32 x 32 (a team thread per element of C: 1024), on hosts 64 (a vectorised lane loop), the
+  // widest whose A and B blocks fit the scratch.
+  for (int side : {exec_on_gpu() ? 32 : 64, 32, 16, 8}) {
+    const std::size_t bytes = portable::GemmTiled<T>::scratch_bytes(side, side, side) + kScratchAlign;
+    if (bytes > s) continue;
+    return {side, side, side};
   }
-  int side = 8;
-  while (3 * e * std::size_t(side + 8) * std::size_t(side + 8) + 4 * kScratchAlign <= s) side += 8;
-  return {side, side, side};
+  return {8, 8, 8};
 }
 
 template <class F>
@@ -616,15 +574,6 @@ void launch_team(const char* name, const Launch& l, const F& f) {
   Kokkos::parallel_for(name, policy, f);
 }
 
-// The fixed S x S textbook kernel, with the loads tiled_direct_loads() says. Direct needs a team
-// of exactly S * S threads, which the plan gives a fixed tile.
-template <class T, int S>
-void launch_fixed(const char* name, const Launch& l, const GemmView<T>& g, int tiles_n) {
-  if (tiled_direct_loads() && l.team == S * S)
-    return launch_team(name, l, GemmTeam<T, 1, true, S, true>{g, S, S, S, tiles_n});
-  launch_team(name, l, GemmTeam<T, 1, true, S>{g, S, S, S, tiles_n});
-}
-
 }  // namespace gemm_kernels
 
 using namespace gemm_kernels;
@@ -632,7 +581,7 @@ using namespace gemm_kernels;
 TileConfig gemm_tile(Variant v, const Problem& p, const TileConfig& requested) {
   auto resolve = [&](auto zero) -> TileConfig {
     using T = decltype(zero);
-    if (requested.is_auto()) return v == Variant::naive ? TileConfig{} : auto_tile<T>(v, p);
+    if (requested.is_auto()) return v == Variant::naive ? TileConfig{} : auto_tile<T>(v);
     const Plan pl = plan<T>(v == Variant::naive ? Variant::tiled : v, p, requested);
     check_team_scratch(p, requested, reserved_bytes<T>(pl, p, requested),
                        pl.kind == Kind::team_shared ? "alignment and the accumulator tile" : "alignment and padding");
@@ -654,17 +603,11 @@ void gemm(Variant v, const GemmArgs<T>& args, const TileConfig& t) {
   const int tiles_n = tiles(args.n, t.cols);
   const Launch& l = pl.launch;
   switch (pl.kind) {
-    case Kind::team_fixed32:
-      return launch_fixed<T, 32>("tilekit::kokkos::gemm_tiled32", l, g, tiles_n);
-    case Kind::team_fixed16:
-      return launch_fixed<T, 16>("tilekit::kokkos::gemm_tiled16", l, g, tiles_n);
+    case Kind::portable:
+      return portable::gemm_tiled<exec_on_gpu()>(args, t, [](const tile::Shape& sh, const auto& k) { tile::run_kokkos(sh, k); });
     case Kind::team_persistent:
-      if (pl.r == 1)
-        return launch_team("tilekit::kokkos::gemm_tiled", l, GemmTeam<T, 1, true>{g, t.rows, t.cols, t.depth, tiles_n});
       return launch_team("tilekit::kokkos::gemm_coarsened", l, GemmTeam<T, kOptR, true>{g, t.rows, t.cols, t.depth, tiles_n});
     case Kind::team_shared:
-      if (pl.r == 1)
-        return launch_team("tilekit::kokkos::gemm_tiled_shared", l, GemmTeam<T, 1, false>{g, t.rows, t.cols, t.depth, tiles_n});
       return launch_team("tilekit::kokkos::gemm_coarsened_shared", l,
                             GemmTeam<T, kOptR, false>{g, t.rows, t.cols, t.depth, tiles_n});
     case Kind::block: {

@@ -2,15 +2,17 @@
 //   naive:     one MDRange index per input element: reads along rows (coalesced), writes down
 //              columns (a new cache line or memory segment for every element).
 //   tiled:     one team per input tile, staged in team scratch: coalesced reads of tile rows,
-//              a barrier, then coalesced writes of tile columns read back from scratch. In
+//              a barrier, then coalesced writes of tile columns read back from scratch (in
 //              shared memory that read-back walks a column: every access of a warp lands in the
-//              same bank when the tile is 32 wide.
+//              same bank when the tile is 32 wide). Written once for every backend on the tile
+//              layer: backends/portable/transpose_tiled.hpp.
 //   optimized: the scratch rows padded by one element, which spreads a column over all banks;
 //              teams of (team x vector) threads where the vector lanes (a warp on GPUs) cover
 //              one tile row and each thread handles several rows (coarsening).
 #include <algorithm>
 
 #include "kokkos.hpp"
+#include "../portable/transpose_tiled.hpp"
 #include "tilekit/ops.hpp"
 
 namespace tilekit::kokkos {
@@ -116,6 +118,13 @@ TeamPolicy policy_for(const Launch& l) {
 // itself (the lanes become a loop the compiler may vectorize).
 int vector_lanes() { return exec_on_gpu() ? std::min(32, TeamPolicy::vector_length_max()) : 1; }
 
+// Lanes of the portable tiled kernel: on GPUs a thread per column and about 256 per team, as the
+// cuda backend's plan; on hosts (one team thread looping over lanes) a row of them.
+tile::Dim2 tiled_lanes(const TileConfig& t) {
+  if (!exec_on_gpu()) return {t.cols, 1};
+  return {t.cols, std::max(1, std::min(t.rows, std::max(1, 256 / t.cols)))};
+}
+
 template <class T>
 Launch plan(Variant v, const Problem& p, const TileConfig& t) {
   Launch l;
@@ -126,6 +135,13 @@ Launch plan(Variant v, const Problem& p, const TileConfig& t) {
   const bool opt = v == Variant::optimized;
   const int pad = opt ? 1 : 0;
   l.league = tiles(p.m, t.rows) * tiles(p.n, t.cols);
+  if (!opt) {
+    const tile::Dim2 lanes = tiled_lanes(t);
+    l.team = exec_on_gpu() ? lanes.count() : 1;
+    l.scratch = tile::scratch_bytes<T>(t.rows, t.cols);
+    l.kernel = "tile layer: the block loaded into unpadded scratch, written out in output row order";
+    return l;
+  }
   l.scratch = TransposeTeam<T>::scratch_bytes(t.rows, t.cols, pad);
   l.vector = opt ? vector_lanes() : 1;
   const TransposeTeam<T> probe{TransposeView<T>(TransposeArgs<T>{}), t.rows, t.cols, pad, 1, opt};
@@ -137,9 +153,6 @@ Launch plan(Variant v, const Problem& p, const TileConfig& t) {
     // (8 for a 64-row tile: 64 x 8 ... x 32 lanes), fewer when the space recommends fewer.
     l.team = std::max(1, std::min({recommended, std::max(1, t.rows / TransposeTeam<T>::kBatch), t.cols}));
     l.kernel = "rows over team threads, columns over vector lanes, scratch rows padded by 1";
-  } else {
-    l.team = std::max(1, std::min(recommended, t.rows * t.cols));
-    l.kernel = "one element per thread per pass, unpadded scratch";
   }
   return l;
 }
@@ -179,6 +192,9 @@ Launch transpose_launch(Variant v, const Problem& p, const TileConfig& t) {
 template <class T>
 void transpose(Variant v, const TransposeArgs<T>& args, const TileConfig& t) {
   if (v == Variant::naive) return transpose_naive(args);
+  if (v == Variant::tiled)
+    return portable::transpose_tiled(args, t, tiled_lanes(t),
+                                     [](const tile::Shape& sh, const auto& k) { tile::run_kokkos(sh, k); });
   const Problem p{Op::transpose, dtype_of<T>(), args.rows, args.cols, 0};
   const Launch l = plan<T>(v, p, t);
   const bool opt = v == Variant::optimized;

@@ -43,9 +43,11 @@
 
 #include <climits>
 #include <string>
+#include <vector>
 
 #include "tilekit/backend.hpp"
 #include "tilekit/tile/check.hpp"
+#include "tilekit/tile/compare.hpp"
 #include "tilekit/tile/core.hpp"
 #include "tilekit/tile/gpu.hpp"
 #include "tilekit/tile/host.hpp"
@@ -58,6 +60,7 @@
 #endif
 
 namespace tilekit::tile {
+inline namespace TILEKIT_TILE_ABI {
 
 // A scratch array of rows x cols elements of T, each row padded by `pad` elements. Carve the
 // same arrays in the same order in every tile; their scratch_bytes<T>() add up to what the
@@ -94,6 +97,19 @@ inline bool can_launch(const std::string& backend) {
   if (backend == "hip") return true;
 #endif
   return false;
+}
+
+// The compiled backends this translation unit can launch on, for tile::compare (compare.hpp).
+inline std::vector<std::string> launchable_backends() {
+  std::vector<std::string> out;
+  for (const std::string& b : compiled_backends())
+    if (can_launch(b)) out.push_back(b);
+  return out;
+}
+
+// tile::compare (compare.hpp) on the backends this translation unit can launch on.
+inline std::vector<Row> compare(const Study& study, const Setup& setup) {
+  return ::tilekit::tile::compare(study, setup, launchable_backends());
 }
 
 namespace detail {
@@ -159,4 +175,5 @@ void check(const Shape& s, const K& kernel) {
   run_checked(s, kernel);
 }
 
+}  // namespace TILEKIT_TILE_ABI
 }  // namespace tilekit::tile

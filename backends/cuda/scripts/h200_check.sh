@@ -66,9 +66,6 @@ if has conv; then
     for t in 64,128 16,128; do $T conv2d --backend cuda --variant optimized --size 8192 --k 5 --tile $t; done
     for d in float double; do for r in 9 15 31; do $T conv2d --backend cuda --variant optimized --size 8192 --k $r --dtype $d; done; done
     for r in 1 3 5 7; do for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 8192 --k $r --dtype double; done; done
-    for r in 1 3 7; do for m in regs8 async8 cvec8; do
-      echo "TILEKIT_CONV_TILED=$m"; TILEKIT_CONV_TILED=$m $T conv2d --backend cuda --variant tiled --size 8192 --k $r --dtype double
-    done; done
     for v in tiled optimized; do $T conv2d --backend cuda --variant $v --size 4096 --k 5; done
     $T conv2d --backend cuda --peer --size 4096 --k 5
     $T conv2d --backend cuda --peer --size 8192 --k 5

@@ -25,6 +25,7 @@
 #include "tilekit/tile/host.hpp"
 
 namespace tilekit::tile {
+inline namespace TILEKIT_TILE_ABI {
 
 namespace detail {
 
@@ -273,4 +274,5 @@ void run_checked(const Shape& s, const K& kernel, std::uint64_t seed = check_see
   }
 }
 
+}  // namespace TILEKIT_TILE_ABI
 }  // namespace tilekit::tile

@@ -18,7 +18,9 @@
 // model, so the compiler may vectorise across them. (GCC 12 takes `omp simd` over a loop whose
 // body is a lambda as licence to vectorise the lambda's inner loops instead; ivdep keeps it on
 // the lane loop.)
-#if defined(__clang__)
+#if defined(__CUDACC__) && !defined(__clang__)  // nvcc's front end knows neither pragma
+#define TILEKIT_TILE_SIMD
+#elif defined(__clang__)
 #define TILEKIT_TILE_SIMD _Pragma("clang loop vectorize(assume_safety)")
 #elif defined(__GNUC__)
 #define TILEKIT_TILE_SIMD _Pragma("GCC ivdep")
@@ -28,7 +30,38 @@
 #define TILEKIT_TILE_SIMD
 #endif
 
+// What a translation unit can launch on depends on how it is compiled (OpenMP, Kokkos, nvcc,
+// hipcc), and so do the bodies of the layer's templates. Each such configuration gets its own
+// inline namespace, so that two translation units compiled differently (a .cu file and a .cpp
+// file of one program, the serial and openmp backends) never share an instantiation.
+#if defined(_OPENMP)
+#define TILEKIT_TILE_CFG_OMP 1
+#else
+#define TILEKIT_TILE_CFG_OMP 0
+#endif
+#if defined(TILEKIT_TILE_WITH_KOKKOS) || defined(KOKKOS_VERSION)
+#define TILEKIT_TILE_CFG_KOKKOS 1
+#else
+#define TILEKIT_TILE_CFG_KOKKOS 0
+#endif
+#if defined(__HIPCC__)
+#define TILEKIT_TILE_CFG_GPU 2
+#elif defined(__CUDACC__)
+#define TILEKIT_TILE_CFG_GPU 1
+#else
+#define TILEKIT_TILE_CFG_GPU 0
+#endif
+#if defined(TILEKIT_TILE_CHECK)
+#define TILEKIT_TILE_CFG_CHECK 1
+#else
+#define TILEKIT_TILE_CFG_CHECK 0
+#endif
+#define TILEKIT_TILE_CAT5(a, b, c, d, e) a##b##c##d##e
+#define TILEKIT_TILE_NS_NAME(o, k, g, c) TILEKIT_TILE_CAT5(cfg_o, o, k, g, c)
+#define TILEKIT_TILE_ABI TILEKIT_TILE_NS_NAME(TILEKIT_TILE_CFG_OMP, TILEKIT_TILE_CFG_KOKKOS, TILEKIT_TILE_CFG_GPU, TILEKIT_TILE_CFG_CHECK)
+
 namespace tilekit::tile {
+inline namespace TILEKIT_TILE_ABI {
 
 using index_t = std::int64_t;
 
@@ -124,11 +157,12 @@ TILEKIT_TILE_FN constexpr Dim2 clamp_lanes(Dim2 upto, Dim2 lanes) {
 }
 }  // namespace detail
 
+}  // namespace TILEKIT_TILE_ABI
 }  // namespace tilekit::tile
 
 // Unrolls a loop with compile-time bounds. On CPUs this matters as much as on GPUs: the lane
 // loop vectorises only when the lane body is straight-line code.
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#if defined(__CUDACC__) || defined(__HIPCC__)  // both passes: nvcc's front end knows no GCC pragmas
 #define TILEKIT_TILE_UNROLL _Pragma("unroll")
 #elif defined(__clang__)
 #define TILEKIT_TILE_UNROLL _Pragma("clang loop unroll(full)")

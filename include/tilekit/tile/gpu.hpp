@@ -19,6 +19,7 @@
 #include "tilekit/types.hpp"
 
 namespace tilekit::tile {
+inline namespace TILEKIT_TILE_ABI {
 
 // Lane state on a GPU: the thread's own registers (index the N values with compile-time
 // constants, e.g. in unrolled loops, or the compiler moves them to local memory).
@@ -137,7 +138,13 @@ class GpuTile {
   template <class T, int kLd>
   __device__ ScratchView<T, kLd> scratch_view(int rows, int cols, int ld) {
     const std::size_t bytes = align_scratch(std::size_t(rows) * std::size_t(ld) * sizeof(T));
-    if (used_ + bytes > cap_) __trap();  // the CPU executors name this error; check kernels there first
+    if (used_ + bytes > cap_) {  // the CPU executors name this error; check kernels there first
+#if defined(__HIPCC__)
+      __builtin_trap();
+#else
+      __trap();
+#endif
+    }
     T* p = reinterpret_cast<T*>(smem_ + used_);
     used_ += bytes;
     return {p, rows, cols, ld};
@@ -240,6 +247,7 @@ void run_gpu(void* stream, const Shape& s, const K& kernel) {
 #endif
 }
 
+}  // namespace TILEKIT_TILE_ABI
 }  // namespace tilekit::tile
 
 #endif  // __CUDACC__ || __HIPCC__

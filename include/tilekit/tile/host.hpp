@@ -21,6 +21,7 @@
 #endif
 
 namespace tilekit::tile {
+inline namespace TILEKIT_TILE_ABI {
 
 // Per-lane state on a CPU: value i of lane l at p[i * lanes + l.id], so that a phase's lane
 // loop walks it with unit stride.
@@ -227,4 +228,5 @@ void run_host(const Shape& s, const K& kernel, int threads) {
 #endif
 }
 
+}  // namespace TILEKIT_TILE_ABI
 }  // namespace tilekit::tile

@@ -18,6 +18,7 @@
 #include "tilekit/tile/host.hpp"
 
 namespace tilekit::tile {
+inline namespace TILEKIT_TILE_ABI {
 
 namespace detail {
 
@@ -37,6 +38,10 @@ constexpr bool kokkos_space_is_gpu() {
 }
 
 using KokkosExec = Kokkos::DefaultExecutionSpace;
+// Whether kernel K runs as GPU teams (value-dependent on K, so that `if constexpr` discards the
+// other path's functor instead of compiling it for the wrong space).
+template <class K>
+constexpr bool kokkos_gpu_teams = kokkos_space_is_gpu<KokkosExec>() && sizeof(K) > 0;
 using KokkosPolicy = Kokkos::TeamPolicy<KokkosExec>;
 using KokkosMember = KokkosPolicy::member_type;
 
@@ -152,7 +157,7 @@ void run_kokkos(const Shape& s, const K& kernel) {
     throw Error(std::string("tile kernel '") + s.name + "': " + std::to_string(s.tiles()) +
                 " tiles exceed Kokkos' league size limit of 2^31 - 1");
   const std::string label = std::string("tilekit::tile::") + s.name;
-  if constexpr (detail::kokkos_space_is_gpu<detail::KokkosExec>()) {
+  if constexpr (detail::kokkos_gpu_teams<K>) {
 #if defined(__CUDACC__) || defined(__HIPCC__)
     detail::KokkosPolicy policy(int(s.tiles()), s.lanes.count());
     policy.set_scratch_size(0, Kokkos::PerTeam(detail::kokkos_scratch_request(s.scratch_bytes)));
@@ -171,4 +176,5 @@ void run_kokkos(const Shape& s, const K& kernel) {
   }
 }
 
+}  // namespace TILEKIT_TILE_ABI
 }  // namespace tilekit::tile

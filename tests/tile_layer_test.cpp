@@ -1,0 +1,427 @@
+// The tile layer itself (include/tilekit/tile.hpp) on every backend this test program can
+// launch on, and the checking executor catching broken kernels. Compiled as C++ into
+// tilekit_tests (serial, openmp, kokkos) and as CUDA into tilekit_tile_tests_cuda.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tilekit/tile.hpp"
+#include "tilekit/tilekit.hpp"
+#include "tilekit/verify.hpp"
+#include "../backends/portable/conv2d_tiled.hpp"
+#include "../backends/portable/gemm_tiled.hpp"
+#include "../backends/portable/transpose_tiled.hpp"
+
+namespace tk = tilekit;
+namespace tile = tilekit::tile;
+
+namespace {
+
+// Each tile reverses its block of `width` elements through scratch: what lane x writes, lane
+// width - 1 - x reads, so the result is right only if the barrier between them holds.
+struct ReverseBlocks {
+  float* x;
+  tk::index_t n;
+  int width;
+  template <class Tile>
+  TILEKIT_TILE_FN void operator()(Tile& t) const {
+    auto buf = tile::scratch<float>(t, 1, width);
+    const tk::index_t base = t.x() * width;
+    t.for_lanes([&](tile::Lane l) { buf(0, l.x) = base + l.x < n ? x[base + l.x] : -1.f; });
+    t.barrier();
+    t.for_lanes([&](tile::Lane l) {
+      if (base + l.x < n) x[base + l.x] = buf(0, width - 1 - l.x);
+    });
+  }
+};
+
+// Lane state across many barriers: each of `phases` phases adds the neighbour's previous value.
+struct ManyBarriers {
+  double* out;
+  int phases;
+  template <class Tile>
+  TILEKIT_TILE_FN void operator()(Tile& t) const {
+    const int nl = t.lanes().count();
+    auto buf = tile::scratch<double>(t, 1, nl);
+    auto acc = tile::lane_state<double>(t);
+    t.for_lanes([&](tile::Lane l) { acc[l] = double(l.id); });
+    for (int p = 0; p < phases; ++p) {
+      t.for_lanes([&](tile::Lane l) { buf(0, l.id) = acc[l]; });
+      t.barrier();
+      t.for_lanes([&](tile::Lane l) { acc[l] += 0.5 * buf(0, (l.id + 1) % nl); });
+      t.barrier();
+    }
+    t.for_lanes([&](tile::Lane l) { out[t.x() * nl + l.id] = acc[l]; });
+  }
+};
+// The same on the host, for the expected values.
+std::vector<double> many_barriers_expected(int lanes, int phases) {
+  std::vector<double> a(std::size_t(lanes), 0.0);
+  for (int i = 0; i < lanes; ++i) a[std::size_t(i)] = i;
+  for (int p = 0; p < phases; ++p) {
+    const std::vector<double> b = a;
+    for (int i = 0; i < lanes; ++i) a[std::size_t(i)] += 0.5 * b[std::size_t((i + 1) % lanes)];
+  }
+  return a;
+}
+
+// Fills all of its declared scratch, then every lane writes the sum of one row of it.
+struct FillScratch {
+  float* out;
+  int rows, cols;
+  template <class Tile>
+  TILEKIT_TILE_FN void operator()(Tile& t) const {
+    auto s = tile::scratch<float>(t, rows, cols);
+    t.for_each(rows, cols, [&](int r, int c) { s(r, c) = float(r + c); });
+    t.barrier();
+    t.for_lanes([&](tile::Lane l) {
+      if (l.id >= rows) return;
+      float sum = 0;
+      for (int c = 0; c < cols; ++c) sum += s(l.id, c);
+      out[t.x() * rows + l.id] = sum;
+    });
+  }
+};
+
+// load(): a block of a padded matrix at an offset that hangs over every border, zero outside.
+struct LoadBlock {
+  tile::GlobalView<float> src;
+  float* out;  // tiles x (rows x cols)
+  int rows, cols;
+  tk::index_t row0, col0;
+  template <class Tile>
+  TILEKIT_TILE_FN void operator()(Tile& t) const {
+    auto s = tile::scratch<float>(t, rows, cols, 1);
+    t.load(s, src, row0 + t.x(), col0 - t.x());
+    t.barrier();
+    t.for_each(rows, cols, [&](int r, int c) { out[(t.x() * rows + r) * cols + c] = s(r, c); });
+  }
+};
+
+std::vector<std::string> launchable_available() {
+  std::vector<std::string> out;
+  for (const std::string& b : tile::launchable_backends())
+    if (tk::find_backend(b) && tk::find_backend(b)->available()) out.push_back(b);
+  return out;
+}
+
+class TileLayer : public ::testing::TestWithParam<std::string> {
+ protected:
+  tk::Backend& be() { return tk::backend(GetParam()); }
+};
+
+TEST_P(TileLayer, BarrierOrdersScratchOnOddGrid) {
+  for (const int width : {1, 7, 32, 97}) {
+    const tk::index_t n = 1009;  // prime: the last tile is partial
+    std::vector<float> host(static_cast<std::size_t>(n));
+    for (tk::index_t i = 0; i < n; ++i) host[std::size_t(i)] = float(i);
+    tk::Matrix<float> m(be(), 1, n);
+    m.upload(host);
+    const tile::Shape s{(n + width - 1) / width, 1, {width, 1}, tile::scratch_bytes<float>(1, width), "reverse"};
+    tile::launch(be(), s, ReverseBlocks{m.data(), n, width});
+    const std::vector<float> got = m.download();
+    for (tk::index_t i = 0; i < n; ++i) {
+      const tk::index_t base = i / width * width, j = base + (width - 1 - (i - base));
+      const float want = j < n ? float(j) : -1.f;
+      ASSERT_EQ(got[std::size_t(i)], want) << "width " << width << " element " << i;
+    }
+  }
+}
+
+TEST_P(TileLayer, LaneStateSurvivesManyBarriers) {
+  for (const int lanes : {1, 64, 256}) {
+    const int tiles = 3, phases = 40;
+    tk::Matrix<double> out(be(), tiles, lanes);
+    out.upload(std::vector<double>(std::size_t(tiles * lanes), std::nan("")));
+    tile::launch(be(), {tiles, 1, {lanes, 1}, tile::scratch_bytes<double>(1, lanes), "many_barriers"},
+                 ManyBarriers{out.data(), phases});
+    const std::vector<double> got = out.download(), want = many_barriers_expected(lanes, phases);
+    for (int t = 0; t < tiles; ++t)
+      for (int l = 0; l < lanes; ++l)
+        ASSERT_DOUBLE_EQ(got[std::size_t(t * lanes + l)], want[std::size_t(l)]) << lanes << " lanes, tile " << t;
+  }
+}
+
+TEST_P(TileLayer, MostLanesTheDeviceRuns) {
+  const int most = be().info().max_tile_lanes > 0 ? be().info().max_tile_lanes : 4096;
+  const int phases = 3;
+  tk::Matrix<double> out(be(), 2, most);
+  tile::launch(be(), {2, 1, {most, 1}, tile::scratch_bytes<double>(1, most), "most_lanes"},
+               ManyBarriers{out.data(), phases});
+  const std::vector<double> got = out.download(), want = many_barriers_expected(most, phases);
+  for (int l = 0; l < most; ++l) ASSERT_DOUBLE_EQ(got[std::size_t(most + l)], want[std::size_t(l)]);
+  if (be().info().max_tile_lanes > 0) {
+    out.upload(std::vector<double>(std::size_t(2 * most), 7.0));
+    try {
+      tile::launch(be(), {2, 1, {most + 1, 1}, tile::scratch_bytes<double>(1, most + 1), "too_many_lanes"},
+                   ManyBarriers{out.data(), phases});
+      FAIL() << "a tile of " << most + 1 << " lanes was accepted";
+    } catch (const tk::Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::to_string(most + 1)), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(std::to_string(most)), std::string::npos) << e.what();
+    }
+    for (double v : out.download()) ASSERT_EQ(v, 7.0);  // nothing written
+  }
+}
+
+TEST_P(TileLayer, ScratchAtTheLimitRunsAndOnePastIsRefused) {
+  const std::size_t limit = be().info().scratch_bytes;
+  ASSERT_GT(limit, 0u);
+  const int cols = 16, rows = int(limit / (sizeof(float) * cols));  // 64-byte rows: exactly the limit when it is
+  const std::size_t bytes = tile::scratch_bytes<float>(rows, cols);
+  ASSERT_LE(bytes, limit);
+  tk::Matrix<float> out(be(), 2, rows);
+  const int lanes = std::min(rows, be().info().max_tile_lanes > 0 ? be().info().max_tile_lanes : rows);
+  tile::launch(be(), {2, 1, {lanes, 1}, bytes, "scratch_limit"}, FillScratch{out.data(), std::min(rows, lanes), cols});
+  const std::vector<float> got = out.download();
+  for (int r = 0; r < std::min(rows, lanes); ++r) ASSERT_EQ(got[std::size_t(r)], float(cols * r + cols * (cols - 1) / 2));
+
+  out.upload(std::vector<float>(std::size_t(2 * rows), 3.f));
+  try {
+    tile::launch(be(), {2, 1, {lanes, 1}, limit + 1, "scratch_past_limit"}, FillScratch{out.data(), 1, 1});
+    FAIL() << "scratch of " << limit + 1 << " bytes was accepted";
+  } catch (const tk::Error& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find(std::to_string(limit + 1)), std::string::npos) << w;
+    EXPECT_NE(w.find(std::to_string(limit)), std::string::npos) << w;
+  }
+  for (float v : out.download()) ASSERT_EQ(v, 3.f);  // nothing written
+}
+
+TEST_P(TileLayer, LoadZeroFillsOutsideAPaddedMatrix) {
+  const tk::index_t rows = 13, cols = 11, ld = 16;
+  std::vector<float> host(std::size_t(rows * ld), std::nanf(""));  // padding must never be read
+  for (tk::index_t i = 0; i < rows; ++i)
+    for (tk::index_t j = 0; j < cols; ++j) host[std::size_t(i * ld + j)] = float(i * 100 + j);
+  tk::Matrix<float> src(be(), rows, cols, ld);
+  src.upload(host);
+  const int br = 9, bc = 12, tiles = 5;
+  const tk::index_t row0 = -3, col0 = 2;
+  tk::Matrix<float> out(be(), tiles * br, bc);
+  tile::launch(be(), {tiles, 1, {8, 4}, tile::scratch_bytes<float>(br, bc, 1), "load"},
+               LoadBlock{{src.data(), rows, cols, ld}, out.data(), br, bc, row0, col0});
+  const std::vector<float> got = out.download();
+  for (int t = 0; t < tiles; ++t)
+    for (int r = 0; r < br; ++r)
+      for (int c = 0; c < bc; ++c) {
+        const tk::index_t i = row0 + t + r, j = col0 - t + c;
+        const float want = i >= 0 && i < rows && j >= 0 && j < cols ? float(i * 100 + j) : 0.f;
+        ASSERT_EQ(got[std::size_t((t * br + r) * bc + c)], want) << "tile " << t << " (" << r << ", " << c << ")";
+      }
+}
+
+TEST_P(TileLayer, RunsAfterTheBackendsOwnOperationsWithoutASynchronize) {
+  // transpose (tilekit's operation) then a tile kernel on its output, on the same queue.
+  const tk::index_t n = 257;
+  std::vector<float> host(static_cast<std::size_t>(n * 3));
+  for (std::size_t i = 0; i < host.size(); ++i) host[i] = float(i);
+  tk::Matrix<float> in(be(), 3, n), out(be(), n, 3);
+  in.upload(host);
+  tk::transpose(tk::Variant::naive, in, out);
+  tile::launch(be(), {(3 * n + 31) / 32, 1, {32, 1}, tile::scratch_bytes<float>(1, 32), "after_op"},
+               ReverseBlocks{out.data(), 3 * n, 32});
+  const std::vector<float> got = out.download();
+  for (tk::index_t q = 0; q < 3 * n; ++q) {
+    const tk::index_t base = q / 32 * 32, s = base + 31 - (q - base);
+    const float want = s < 3 * n ? float((s % 3) * n + s / 3) : -1.f;
+    ASSERT_EQ(got[std::size_t(q)], want) << q;
+  }
+}
+
+TEST_P(TileLayer, BadShapesAreRefusedBeforeAnythingRuns) {
+  tk::Matrix<float> m(be(), 1, 8);
+  m.upload(std::vector<float>(8, 5.f));
+  const ReverseBlocks k{m.data(), 8, 8};
+  EXPECT_THROW(tile::launch(be(), {-1, 1, {8, 1}, 64, "neg"}, k), tk::Error);
+  EXPECT_THROW(tile::launch(be(), {1, 1, {0, 1}, 64, "zero_lanes"}, k), tk::Error);
+  EXPECT_THROW(tile::launch(be(), {1LL << 40, 1LL << 40, {8, 1}, 64, "overflow"}, k), tk::Error);
+  tile::launch(be(), {0, 1, {8, 1}, 64, "empty"}, k);  // an empty grid runs nothing
+  for (float v : m.download()) ASSERT_EQ(v, 5.f);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, TileLayer, ::testing::ValuesIn(launchable_available()),
+                         [](const auto& info) { return info.param; });
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TileLayer);
+
+// ---- the checking executor: tilekit's own tiled kernels pass, broken kernels are caught.
+#if !defined(__CUDACC__)  // host memory only: the plain C++ build runs these
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 g(20261123);
+  return g;
+}
+std::vector<double> random_values(std::size_t n) {
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> v(n);
+  for (double& x : v) x = u(rng());
+  return v;
+}
+
+TEST(TileCheck, TiledGemmPassesOnOddShapesAndTiles) {
+  for (const tk::TileConfig t : {tk::TileConfig{16, 16, 16}, tk::TileConfig{7, 5, 3}, tk::TileConfig{8, 8, 8}}) {
+    const tk::index_t m = 23, n = 19, k = 29;
+    const std::vector<double> a = random_values(std::size_t(m * k)), b = random_values(std::size_t(k * n));
+    std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end()), c(std::size_t(m * n), std::nanf(""));
+    const tk::GemmArgs<float> g{m, n, k, 1.f, af.data(), k, bf.data(), n, 0.f, c.data(), n};
+    tk::portable::gemm_tiled<true>(g, t, [](const tile::Shape& s, const auto& kern) { tile::check(s, kern); });
+    for (tk::index_t i = 0; i < m; ++i)
+      for (tk::index_t j = 0; j < n; ++j) {
+        double want = 0;
+        for (tk::index_t p = 0; p < k; ++p) want += double(af[std::size_t(i * k + p)]) * bf[std::size_t(p * n + j)];
+        ASSERT_NEAR(c[std::size_t(i * n + j)], want, 1e-4) << t.str() << " (" << i << ", " << j << ")";
+      }
+  }
+}
+
+TEST(TileCheck, TiledTransposeAndConv2dPass) {
+  const tk::index_t rows = 37, cols = 29;
+  const std::vector<double> x = random_values(std::size_t(rows * cols));
+  std::vector<float> in(x.begin(), x.end()), out(std::size_t(rows * cols), std::nanf(""));
+  tk::portable::transpose_tiled(tk::TransposeArgs<float>{rows, cols, in.data(), cols, out.data(), rows},
+                                tk::TileConfig{8, 16, 0}, {16, 4},
+                                [](const tile::Shape& s, const auto& kern) { tile::check(s, kern); });
+  for (tk::index_t i = 0; i < rows; ++i)
+    for (tk::index_t j = 0; j < cols; ++j) ASSERT_EQ(out[std::size_t(j * rows + i)], in[std::size_t(i * cols + j)]);
+
+  for (const int r : {1, 5, 11}) {
+    const std::vector<double> f = random_values(std::size_t(r * r));
+    std::vector<float> ff(f.begin(), f.end()), co(std::size_t(rows * cols), std::nanf(""));
+    const tk::Conv2dArgs<float> a{rows, cols, in.data(), cols, ff.data(), r, co.data(), cols};
+    // GPU shape (lanes step down 16-row tiles, 8 rows each) and CPU shape (a lane per output).
+    tk::portable::conv2d_tiled<true>(a, tk::TileConfig{16, 64, 0}, {64, 1}, 8,
+                                     [](const tile::Shape& s, const auto& kern) { tile::check(s, kern); });
+    std::vector<float> cpu(std::size_t(rows * cols), std::nanf(""));
+    tk::Conv2dArgs<float> b = a;
+    b.out = cpu.data();
+    tk::portable::conv2d_tiled<false>(b, tk::TileConfig{8, 8, 0}, {8, 8}, 1,
+                                      [](const tile::Shape& s, const auto& kern) { tile::check(s, kern); });
+    for (tk::index_t i = 0; i < rows; ++i)
+      for (tk::index_t j = 0; j < cols; ++j) {
+        double want = 0;
+        for (int fi = 0; fi < r; ++fi)
+          for (int fj = 0; fj < r; ++fj) {
+            const tk::index_t y = i + fi - r / 2, xx = j + fj - r / 2;
+            if (y >= 0 && y < rows && xx >= 0 && xx < cols) want += double(ff[std::size_t(fi * r + fj)]) * in[std::size_t(y * cols + xx)];
+          }
+        ASSERT_NEAR(co[std::size_t(i * cols + j)], want, 1e-4) << "R " << r << " (" << i << ", " << j << ")";
+        ASSERT_NEAR(cpu[std::size_t(i * cols + j)], want, 1e-4) << "R " << r << " (" << i << ", " << j << ")";
+      }
+  }
+}
+
+// Expects tile::check(kernel) to throw an error whose message contains `what`.
+template <class K>
+void expect_caught(const tile::Shape& s, const K& k, const std::string& what) {
+  try {
+    tile::check(s, k);
+    FAIL() << "the checking executor accepted a kernel with: " << what;
+  } catch (const tk::Error& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+
+// PMPP's reversal with its barrier left out: a read of another lane's write in the same phase.
+struct NoBarrierAfterWrite {
+  float* x;
+  template <class Tile>
+  void operator()(Tile& t) const {
+    auto buf = tile::scratch<float>(t, 1, 8);
+    t.for_lanes([&](tile::Lane l) { buf(0, l.x) = x[l.x]; });
+    t.for_lanes([&](tile::Lane l) { x[l.x] = buf(0, 7 - l.x); });
+  }
+};
+// The second barrier of the tiled gemm left out: the next step overwrites what others read.
+struct NoBarrierBeforeOverwrite {
+  float* x;
+  template <class Tile>
+  void operator()(Tile& t) const {
+    auto buf = tile::scratch<float>(t, 1, 8);
+    auto acc = tile::lane_state<float>(t);
+    t.for_lanes([&](tile::Lane l) { acc[l] = 0; });
+    for (int step = 0; step < 2; ++step) {
+      t.for_lanes([&](tile::Lane l) { buf(0, l.x) = x[step * 8 + l.x]; });
+      t.barrier();
+      t.for_lanes([&](tile::Lane l) { acc[l] += buf(0, 7 - l.x); });
+    }
+    t.for_lanes([&](tile::Lane l) { x[l.x] = acc[l]; });
+  }
+};
+struct ReadsUnwritten {
+  float* x;
+  template <class Tile>
+  void operator()(Tile& t) const {
+    auto buf = tile::scratch<float>(t, 1, 8);
+    t.for_lanes([&](tile::Lane l) {
+      if (l.x < 7) buf(0, l.x) = 1.f;  // the last element is never written
+    });
+    t.barrier();
+    t.for_lanes([&](tile::Lane l) { x[l.x] = buf(0, 7 - l.x); });
+  }
+};
+struct BarrierInsidePhase {
+  template <class Tile>
+  void operator()(Tile& t) const {
+    t.for_lanes([&](tile::Lane) { t.barrier(); });
+  }
+};
+struct ScratchOutsidePhase {
+  template <class Tile>
+  void operator()(Tile& t) const {
+    auto buf = tile::scratch<float>(t, 1, 8);
+    buf(0, 0) = 1.f;
+  }
+};
+struct IndexOutside {
+  template <class Tile>
+  void operator()(Tile& t) const {
+    auto buf = tile::scratch<float>(t, 2, 8);
+    t.for_lanes([&](tile::Lane l) { buf(l.x, 0) = 1.f; });
+  }
+};
+struct CarvesTooMuch {
+  template <class Tile>
+  void operator()(Tile& t) const {
+    (void)tile::scratch<float>(t, 8, 8);
+    (void)tile::scratch<float>(t, 1, 1);
+  }
+};
+struct UninitialisedLaneState {
+  float* x;
+  template <class Tile>
+  void operator()(Tile& t) const {
+    auto acc = tile::lane_state<float>(t);
+    t.for_lanes([&](tile::Lane l) { acc[l] += 1.f; });  // never set to zero
+    t.for_lanes([&](tile::Lane l) { x[l.x] = acc[l]; });
+  }
+};
+
+TEST(TileCheck, CatchesBrokenKernels) {
+  std::vector<float> x(16, 1.f);
+  const tile::Shape s{3, 2, {8, 1}, tile::scratch_bytes<float>(1, 8), "broken"};
+  expect_caught(s, NoBarrierAfterWrite{x.data()}, "missing barrier");
+  expect_caught(s, NoBarrierBeforeOverwrite{x.data()}, "missing barrier");
+  expect_caught(s, ReadsUnwritten{x.data()}, "uninitialised");
+  expect_caught(s, BarrierInsidePhase{}, "inside a phase");
+  expect_caught(s, ScratchOutsidePhase{}, "outside a phase");
+  expect_caught({1, 1, {8, 1}, tile::scratch_bytes<float>(2, 8), "index"}, IndexOutside{}, "outside a 2 x 8");
+  expect_caught({1, 1, {8, 1}, tile::scratch_bytes<float>(8, 8), "carve"}, CarvesTooMuch{}, "launch declared");
+
+  // Lane state is poisoned: a kernel that never initialises its accumulator writes NaN.
+  std::vector<float> y(8, 0.f);
+  tile::check({1, 1, {8, 1}, 0, "poison"}, UninitialisedLaneState{y.data()});
+  for (float v : y) EXPECT_TRUE(std::isnan(v));
+
+  // ...and the same kernels with their barriers in place pass.
+  std::vector<float> z(8);
+  for (int i = 0; i < 8; ++i) z[std::size_t(i)] = float(i);
+  tile::check({1, 1, {8, 1}, tile::scratch_bytes<float>(1, 8), "reverse"}, ReverseBlocks{z.data(), 8, 8});
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(z[std::size_t(i)], float(7 - i));
+}
+
+#endif  // !__CUDACC__
+
+}  // namespace
