@@ -2,8 +2,9 @@
 # Run ON THE DEVICE machine from the repository root (after bench/device/pack.sh here, with ".device"
 # carried): checks and times the double gemm on the FP64 tensor cores (backends/gpu/gemm_dmma.cuh).
 # Usage: bash bench/device/dgemm.sh [STAGES...]; stages: build info sass tests odd sanitize perf
-# compare (default: all; about 10-12 minutes in all, so split it over two calls:
-# "build info sass tests odd" then "sanitize perf compare"). Writes into $OUT (or ./dgemm-out).
+# compare (default: all; over 10 minutes in all, so split it over three calls of the device tool:
+# "build info sass tests", "odd sanitize", "perf compare"; the build stays on the warm machine
+# between them). Writes into $OUT (or ./dgemm-out).
 # B=<dir> uses binaries built elsewhere for sm_90 instead of build-device/ (leave out "build").
 set -uo pipefail
 out=${OUT:-dgemm-out}
@@ -15,6 +16,8 @@ export LD_LIBRARY_PATH=$lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY
 B=${B:-build-device}
 T="$B/tilekit run"
 has() { [[ " $stages " == *" $1 "* ]]; }
+# A fresh machine (the warm one was given back between calls) has no build: make it first.
+if ! has build && [ ! -x "$B/tilekit" ] && [ "$B" = build-device ]; then stages="build $stages"; fi
 echo "git commit: $(git rev-parse HEAD 2>/dev/null || cat .device/commit 2>/dev/null)" | tee -a "$out/commit.txt"
 
 if has build; then
@@ -41,7 +44,7 @@ if has tests; then
   # DMMA shape and with the SIMT kernel (TILEKIT_DMMA=off), so every path the plan can take runs.
   filter='*Conformance.Gemm*/cuda_*_double:*Conformance.RepeatedRunsAgreeBitwise/cuda_*_double'
   for mode in default m8n8k4 m16n8k16 off; do
-    if [ $mode = default ]; then env=(); else env=(TILEKIT_DMMA=$mode); fi
+    if [ $mode = default ]; then env=(); else env=("TILEKIT_DMMA=$mode"); fi
     env "${env[@]}" timeout 300 $B/tests/tilekit_tests --gtest_filter="$filter" >"$out/tests-$mode.log" 2>&1
     echo "tests ($mode) rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$out/tests-$mode.log" | tr '\n' ' ')"
     grep -E "^\[  FAILED  \]" "$out/tests-$mode.log" | head -20
@@ -54,17 +57,17 @@ if has odd; then
   {
     for mode in m16n8k16 m8n8k4; do
       for tile in auto 128,128,16 128,64,16 64,64,16; do
-        t=(); [ $tile = auto ] || t=(--tile $tile)
+        t=(); [ $tile = auto ] || t=(--tile "$tile")
         for s in "67 45 33" "68 44 36" "130 258 37" "129 260 0" "1 1 1" "1000 3 17" "3 1000 515" "256 256 256"; do
           set -- $s
           echo "TILEKIT_DMMA=$mode tile=$tile m=$1 n=$2 k=$3: $(TILEKIT_DMMA=$mode $T gemm --backend cuda --variant optimized \
-            --dtype double --m $1 --n $2 --k $3 "${t[@]}" --reps 1 2>&1 | tail -1)"
+            --dtype double --m $1 --n $2 --k $3 "${t[@]}" --reps 1 2>&1 | tail -2 | tr '\n' ' ')"
         done
       done
     done
   } >"$out/odd.txt" 2>&1
-  echo "odd: $(grep -c "verified" "$out/odd.txt") lines mention verified, $(grep -c "NOT VERIFIED\|rror" "$out/odd.txt") failures"
-  grep -E "NOT VERIFIED|rror" "$out/odd.txt" | head
+  echo "odd: $(grep -c " verified" "$out/odd.txt") of $(grep -c "" "$out/odd.txt") runs verified"
+  grep -E "NOT VERIFIED|rror|failed" "$out/odd.txt" | head
 fi
 if has sanitize; then
   # memcheck (out-of-bounds, misaligned cp.async), racecheck (the stage reuse), synccheck and
