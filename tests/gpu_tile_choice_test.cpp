@@ -6,6 +6,8 @@
 // 64 KiB per workgroup, no opt-in above it), and at least one block resident per SM/CU.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include <string>
 #include <vector>
 
@@ -44,6 +46,7 @@ DeviceProps h200() {
   d.smem_reserved_per_block = 1024;
   d.l2_bytes = 60u * 1024 * 1024;
   d.async_copy = true;  // cp.async, sm_80 and later
+  d.fp64_mma = true;    // mma.sync f64 (DMMA), sm_80 and later
   return d;
 }
 
@@ -236,6 +239,7 @@ TEST(TileChoiceDevices, FactoriesMatchTheIndependentFigures) {
     EXPECT_EQ(made.smem_per_sm, ref.smem_per_sm);
     EXPECT_EQ(made.regs_per_sm, ref.regs_per_sm);
     EXPECT_EQ(made.async_copy, ref.async_copy);
+    EXPECT_EQ(made.fp64_mma, ref.fp64_mma);
   }
 }
 
@@ -381,6 +385,152 @@ TEST(TileChoiceDevices, RefusalsNameTheRightSharedMemoryLimit) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("opt-in shared memory"), std::string::npos) << e.what();
   }
+}
+
+// ---- the double gemm on the FP64 tensor cores (gemm_dmma.cuh) ------------------------------
+
+// NVIDIA A100 SXM (sm_80): 108 SMs, 164 KiB shared memory per SM, 163 KiB opt-in per block.
+DeviceProps a100() {
+  DeviceProps d = h200();
+  d.name = "NVIDIA A100";
+  d.cc_major = 8;
+  d.sm_count = 108;
+  d.smem_per_block_optin = 163 * 1024;
+  d.smem_per_sm = 164 * 1024;
+  d.l2_bytes = 40u * 1024 * 1024;
+  return d;
+}
+// An sm_86 part (RTX 30x0 / A40 class): DMMA exists, but only 99 KiB of opt-in shared memory.
+DeviceProps sm86() {
+  DeviceProps d = a100();
+  d.name = "sm_86 device";
+  d.cc_minor = 6;
+  d.sm_count = 84;
+  d.max_threads_per_sm = 1536;
+  d.max_blocks_per_sm = 16;
+  d.smem_per_block_optin = 99 * 1024;
+  d.smem_per_sm = 100 * 1024;
+  return d;
+}
+// NVIDIA V100 (sm_70): no asynchronous copies, no FP64 tensor cores.
+DeviceProps v100() {
+  DeviceProps d = h200();
+  d.name = "NVIDIA V100";
+  d.cc_major = 7;
+  d.sm_count = 80;
+  d.smem_per_block_optin = 96 * 1024;
+  d.smem_per_sm = 96 * 1024;
+  d.smem_reserved_per_block = 0;
+  d.async_copy = false;
+  d.fp64_mma = false;
+  return d;
+}
+
+// Sets TILEKIT_DMMA for one scope (the plan reads it at every call).
+struct DmmaEnv {
+  explicit DmmaEnv(const char* v) { ::setenv("TILEKIT_DMMA", v, 1); }
+  ~DmmaEnv() { ::unsetenv("TILEKIT_DMMA"); }
+};
+
+// Three stages of a 128 x (16 + 4) A tile and a 16 x (128 + 4) B tile, 8 bytes each.
+constexpr std::size_t kDmma128x128Smem = 3 * (128 * 20 + 16 * 132) * 8;
+
+TEST(TileChoiceDmma, H200DoubleGemmRunsOnTheTensorCoresWithTheSm90Shape) {
+  const DeviceProps d = h200();
+  ASSERT_EQ(kDmma128x128Smem, 112128u);
+  EXPECT_EQ(dmma_smem_bytes(128, 128), kDmma128x128Smem);
+  for (index_t n : {4096, 8192}) {
+    const Problem p{Op::gemm, DType::f64, n, n, n};
+    const LaunchPlan pl = plan_launch(d, Variant::optimized, p, {});
+    SCOPED_TRACE(describe(d, Variant::optimized, p, pl));
+    expect_launchable(d, Variant::optimized, p, pl);
+    EXPECT_EQ(pl.dmma, 16816);
+    EXPECT_EQ(pl.tile.str(), (TileConfig{128, 128, 16}.str()));
+    EXPECT_EQ(pl.threads(), 256);  // 2 x 4 warps of 64 x 32
+    EXPECT_EQ(pl.block_y, 1);      // the kernel indexes threadIdx.x only
+    EXPECT_EQ(pl.smem_bytes, kDmma128x128Smem);
+    EXPECT_EQ(pl.dynamic_smem_bytes, pl.smem_bytes);
+    EXPECT_TRUE(pl.needs_optin);
+    EXPECT_EQ(pl.outputs_per_thread, 64);
+    EXPECT_EQ(pl.occupancy.blocks_per_sm, 1);
+    EXPECT_NE(pl.kernel.find("m16n8k16"), std::string::npos);
+  }
+  // Small problems take smaller tiles so more SMs get a block; the last resort is 64x64.
+  const Problem small{Op::gemm, DType::f64, 17, 33, 5};
+  const LaunchPlan ps = plan_launch(d, Variant::optimized, small, {});
+  EXPECT_EQ(ps.tile.str(), (TileConfig{64, 64, 16}.str()));
+  EXPECT_EQ(ps.threads(), 128);
+  EXPECT_EQ(ps.dmma, 16816);
+  const Problem mid{Op::gemm, DType::f64, 1024, 1536, 64};  // 8 x 12 = 96 tiles of 128x128, 192 of 128x64
+  EXPECT_EQ(plan_launch(d, Variant::optimized, mid, {}).tile.str(), (TileConfig{128, 64, 16}.str()));
+  // float keeps its SIMT kernel.
+  EXPECT_EQ(plan_launch(d, Variant::optimized, Problem{Op::gemm, DType::f32, 4096, 4096, 4096}, {}).dmma, 0);
+}
+
+TEST(TileChoiceDmma, TheSm80ShapeOnAmpereAndTilesThatFitTheOptIn) {
+  const Problem p{Op::gemm, DType::f64, 4096, 4096, 4096};
+  const LaunchPlan a = plan_launch(a100(), Variant::optimized, p, {});
+  expect_launchable(a100(), Variant::optimized, p, a);
+  EXPECT_EQ(a.dmma, 884);
+  EXPECT_NE(a.kernel.find("m8n8k4"), std::string::npos);
+  EXPECT_EQ(a.tile.str(), (TileConfig{128, 128, 16}.str()));
+  // 110 KiB of stages do not fit a 99 KiB opt-in: 128x64 (86 KiB) does.
+  const LaunchPlan s = plan_launch(sm86(), Variant::optimized, p, {});
+  expect_launchable(sm86(), Variant::optimized, p, s);
+  EXPECT_EQ(s.dmma, 884);
+  EXPECT_EQ(s.tile.str(), (TileConfig{128, 64, 16}.str()));
+  try {
+    plan_launch(sm86(), Variant::optimized, p, {128, 128, 16});
+    ADD_FAILURE() << "accepted 112128 bytes of stages on a 99 KiB opt-in";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("112128"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TileChoiceDmma, DevicesWithoutFp64TensorCoresKeepTheSimtKernel) {
+  const Problem p{Op::gemm, DType::f64, 4096, 4096, 4096};
+  for (const DeviceProps& d : {v100(), mi250x(), mi300x()}) {
+    SCOPED_TRACE(d.name);
+    const LaunchPlan pl = plan_launch(d, Variant::optimized, p, {});
+    expect_launchable(d, Variant::optimized, p, pl);
+    EXPECT_EQ(pl.dmma, 0);
+    EXPECT_EQ(pl.tile.depth, 8);
+    try {
+      plan_launch(d, Variant::optimized, p, {128, 128, 16});
+      ADD_FAILURE() << "a DMMA tile accepted without FP64 tensor cores";
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("128x128x16"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("tensor cores"), std::string::npos) << msg;
+    }
+  }
+  // Explicit 8-deep tiles run the SIMT kernel on the H200 too.
+  EXPECT_EQ(plan_launch(h200(), Variant::optimized, p, {64, 64, 8}).dmma, 0);
+}
+
+TEST(TileChoiceDmma, EnvironmentChoosesTheShapeOrTheSimtKernel) {
+  const Problem p{Op::gemm, DType::f64, 4096, 4096, 4096};
+  {
+    DmmaEnv e("m8n8k4");
+    EXPECT_EQ(plan_launch(h200(), Variant::optimized, p, {}).dmma, 884);
+  }
+  {
+    DmmaEnv e("m16n8k16");
+    EXPECT_EQ(plan_launch(h200(), Variant::optimized, p, {}).dmma, 16816);
+    EXPECT_EQ(plan_launch(mi250x(), Variant::optimized, p, {}).dmma, 0);  // never where there is no DMMA
+  }
+  {
+    DmmaEnv e("off");
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, p, {});
+    EXPECT_EQ(pl.dmma, 0);
+    EXPECT_EQ(pl.tile.depth, 8);
+    EXPECT_THROW(plan_launch(h200(), Variant::optimized, p, {128, 128, 16}), Error);
+  }
+  {
+    DmmaEnv e("m8n8k8");
+    EXPECT_THROW(plan_launch(h200(), Variant::optimized, p, {}), Error);
+  }
+  EXPECT_EQ(plan_launch(h200(), Variant::optimized, p, {}).dmma, 16816);
 }
 
 // ---- the occupancy estimate itself ----------------------------------------------------------

@@ -1,7 +1,10 @@
 // Launchers of the gemm kernels (gemm.cuh): pick the instantiation a plan names, check the
 // launch.
 #include "gemm.cuh"
+#include "gemm_dmma.cuh"  // empty under hipcc
 #include "tiled.cuh"
+
+#include <type_traits>
 
 namespace tilekit::gpu {
 namespace {
@@ -32,6 +35,37 @@ const void* optimized_kernel(const TileConfig& t) {
   return reinterpret_cast<const void*>(&gemm_optimized_kernel<T, 64, 64, 8, 4, 4, kVec>);
 }
 
+#if !defined(__HIPCC__)
+// The DMMA instantiations (tile_choice.hpp: dmma_warps_m/n and compiled_tiles list the same).
+template <bool kWide>
+const void* dmma_kernel_shape(const TileConfig& t) {
+  if (t.rows == 128 && t.cols == 128) return reinterpret_cast<const void*>(&gemm_dmma_kernel<128, 128, 2, 4, kWide>);
+  if (t.rows == 128 && t.cols == 64) return reinterpret_cast<const void*>(&gemm_dmma_kernel<128, 64, 4, 2, kWide>);
+  return reinterpret_cast<const void*>(&gemm_dmma_kernel<64, 64, 2, 2, kWide>);
+}
+const void* dmma_kernel(const LaunchPlan& pl) {
+  return pl.dmma == 16816 ? dmma_kernel_shape<true>(pl.tile) : dmma_kernel_shape<false>(pl.tile);
+}
+#endif
+
+// The plan asks for the tensor cores: only the cuda build of a double gemm can follow it.
+template <class T>
+void launch_dmma(const GemmParams<T>& g0, const LaunchPlan& pl, gpuStream_t s) {
+#if !defined(__HIPCC__)
+  if constexpr (std::is_same_v<T, double>) {
+    GemmParams<double> g = g0;
+    int tx = ceil_div(g.n, pl.tile.cols), ty = ceil_div(g.m, pl.tile.rows);
+    int vec = aligned16(g.a) && aligned16(g.b) && g.lda % 2 == 0 && g.ldb % 2 == 0;
+    int cvec = aligned16(g.c) && g.ldc % 2 == 0;
+    void* args[] = {&g, &tx, &ty, &vec, &cvec};
+    launch_kernel(dmma_kernel(pl), pl, tx * ty, args, s, "gemm_dmma_kernel");
+    return;
+  }
+#endif
+  (void)g0, (void)s;
+  throw Error("gemm plan '" + pl.kernel + "' needs the FP64 tensor cores, which this build cannot use");
+}
+
 }  // namespace
 
 template <class T>
@@ -44,6 +78,8 @@ void launch_gemm(Variant v, const GemmArgs<T>& a, const LaunchPlan& pl, gpuStrea
     TILEKIT_GPU_CHECK_LAUNCH("gemm_naive_kernel");
   } else if (v == Variant::tiled) {
     portable::gemm_tiled<true>(a, pl.tile, on_stream(s));
+  } else if (pl.dmma != 0) {
+    launch_dmma(g, pl, s);
   } else {
     int tx = ceil_div(g.n, pl.tile.cols), ty = ceil_div(g.m, pl.tile.rows);
     const void* k = vectorizable(g) ? optimized_kernel<T, true>(pl.tile) : optimized_kernel<T, false>(pl.tile);
@@ -67,6 +103,9 @@ const void* gemm_kernel(Variant v, DType t, const LaunchPlan& pl) {
       return k;
     }
     case Variant::optimized:
+#if !defined(__HIPCC__)
+      if (!f && pl.dmma != 0) return dmma_kernel(pl);
+#endif
       return f ? optimized_kernel<float, true>(pl.tile) : optimized_kernel<double, true>(pl.tile);
   }
   return nullptr;

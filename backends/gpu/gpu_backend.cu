@@ -46,6 +46,7 @@ DeviceProps query_props(int device) {
 #if !defined(__HIPCC__)
   d.smem_reserved_per_block = p.reservedSharedMemPerBlock;
   d.async_copy = p.major >= 8;
+  d.fp64_mma = p.major >= 8;  // mma.sync f64: the cuda build only (hipcc never compiles gemm_dmma.cuh)
 #endif
   return d;
 }
@@ -94,6 +95,15 @@ GpuBackend::GpuBackend(std::string name, int priority) : name_(std::move(name)),
         {"threads", fmt::format("{}/block, {}/SM, {} blocks/SM", props_.max_threads_per_block,
                                 props_.max_threads_per_sm, props_.max_blocks_per_sm)},
     };
+    std::string dgemm;
+    try {  // a bad TILEKIT_DMMA is reported by the gemm that reads it, not by making the backend unavailable
+      const int dmma = dmma_shape_for(props_);
+      dgemm = dmma == 0 ? "SIMT FMA (FP64 tensor cores not used)"
+                        : fmt::format("FP64 tensor cores (mma.sync {})", dmma == 16816 ? "m16n8k16" : "m8n8k4");
+    } catch (const Error& err) {
+      dgemm = err.what();
+    }
+    info_.extra.push_back({"double gemm optimized", dgemm});
     available_ = true;
   } catch (const Error& err) {
     reason_ = err.what();

@@ -2,6 +2,7 @@
 #include "tile_choice.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
 #include "tilekit/ops.hpp"
@@ -22,6 +23,9 @@ int regs_of(Op op, Variant v, DType t, const TileConfig& tile) {
     case Op::gemm:
       if (v == Variant::naive) return 32;
       if (v == Variant::tiled) return 32;  // capped by its launch bounds (two 1024-thread blocks per SM)
+      // DMMA (the larger of m16n8k16 / m8n8k4, ptxas 13.0 for sm_90, no spills): 243 / 210 at
+      // 128x128, 178 / 145 at 128x64, 179 / 148 at 64x64.
+      if (f64 && tile.depth == kDmmaDepth) return tile.rows == 128 && tile.cols == 128 ? 243 : 179;
       if (tile.rows == 128 && tile.cols == 128) return f64 ? 236 : 128;  // (16 deep: 128 + spills)
       if (tile.rows == 128) return f64 ? 154 : 95;
       return f64 ? 116 : 89;
@@ -101,6 +105,7 @@ DeviceProps DeviceProps::h200() {
   d.smem_reserved_per_block = 1024;
   d.l2_bytes = 60 * 1024 * 1024;
   d.async_copy = true;
+  d.fp64_mma = true;
   return d;
 }
 
@@ -161,10 +166,24 @@ std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t) {
   if (v != Variant::optimized) return {};
   if (op == Op::gemm) {
     if (t == DType::f32) return {{128, 128, 8}, {128, 128, 16}, {128, 64, 8}, {64, 64, 8}};
-    return {{128, 128, 8}, {128, 64, 8}, {64, 64, 8}};
+    return {{128, 128, 8}, {128, 64, 8}, {64, 64, 8}, {128, 128, kDmmaDepth}, {128, 64, kDmmaDepth}, {64, 64, kDmmaDepth}};
   }
   if (op == Op::transpose) return {{32, 32, 0}, {64, 64, 0}, {32, 64, 0}, {64, 32, 0}};
   return {{kConvOptimizedRows, kConvOptimizedCols, 0}, {64, kConvOptimizedCols, 0}, {16, kConvOptimizedCols, 0}};
+}
+
+int dmma_shape_for(const DeviceProps& d) {
+  if (!d.fp64_mma || d.warp_size != 32) return 0;
+  if (const char* e = std::getenv("TILEKIT_DMMA")) {
+    const std::string v(e);
+    if (v == "off") return 0;
+    if (v == "m8n8k4") return 884;
+    if (v == "m16n8k16") return 16816;
+    if (!v.empty()) throw Error("TILEKIT_DMMA='" + v + "': expected m8n8k4, m16n8k16 or off");
+  }
+  // sm_90 has the 16 x 8 x 16 shape; the 8 x 8 x 4 one is sm_80's (on sm_90 it moves 4x the
+  // accumulator registers per multiply-add).
+  return d.cc_major >= 9 ? 16816 : 884;
 }
 
 LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const TileConfig& req) {
@@ -202,6 +221,47 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         pl.dynamic_smem_bytes = pl.smem_bytes;
         const bool fixed = t.rows == t.cols && t.cols == t.depth && (t.rows == 8 || t.rows == 16 || t.rows == 32);
         pl.kernel = "gemm_tiled<" + dt + (fixed ? ", " + std::to_string(t.rows) + "x" + std::to_string(t.rows) + " compiled" : std::string(", any shape")) + ", tile layer>";
+      } else if (const int shape = f64 ? dmma_shape_for(d) : 0;
+                 f64 && (req.depth == kDmmaDepth || (req.is_auto() && shape != 0))) {
+        // The double gemm on the FP64 tensor cores (gemm_dmma.cuh). Automatic: 128x128 (the
+        // least L2 traffic per multiply-add: 8 per byte) while it still gives every SM a block,
+        // else 128x64, else 64x64; each only if its stages fit the opt-in shared memory, and
+        // the SIMT kernel if none does.
+        TileConfig t = req;
+        if (t.is_auto()) {
+          const TileConfig prefer[] = {{128, 128, kDmmaDepth}, {128, 64, kDmmaDepth}, {64, 64, kDmmaDepth}};
+          t = {};
+          for (const TileConfig& c : prefer) {
+            const index_t blocks = ((p.m + c.rows - 1) / c.rows) * ((p.n + c.cols - 1) / c.cols);
+            if (dmma_smem_bytes(c.rows, c.cols) > optin_limit(d)) continue;
+            t = c;
+            if (blocks >= d.sm_count) break;
+          }
+          if (t.is_auto()) return plan_launch(d, v, p, TileConfig{64, 64, 8});
+        }
+        check_tile_fits(p, t, optin_limit(d), where(d));
+        check_compiled(p.op, v, p.dtype, t);
+        if (shape == 0)
+          throw Error("gemm optimized tile " + t.str() + " (double) runs on FP64 tensor cores (mma.sync f64, NVIDIA " +
+                      "sm_80 or later, cuda backend), which " + (d.name.empty() ? std::string("the device") : d.name) +
+                      " lacks" + (d.fp64_mma ? std::string(" under TILEKIT_DMMA=off") : std::string()) +
+                      "; its SIMT tiles are 8 deep");
+        pl.smem_bytes = dmma_smem_bytes(t.rows, t.cols);
+        if (pl.smem_bytes > optin_limit(d))
+          throw Error("gemm optimized tile " + t.str() + " needs " + std::to_string(pl.smem_bytes) + " bytes of shared memory (" +
+                      std::to_string(kDmmaStages) + " stages, padded rows), but " + where(d) + " offers " +
+                      std::to_string(optin_limit(d)) + " bytes");
+        const int wm = dmma_warps_m(t.rows, t.cols), wn = dmma_warps_n(t.rows, t.cols);
+        pl.tile = t;
+        pl.block_x = 32 * wm * wn;
+        pl.block_y = 1;
+        pl.dynamic_smem_bytes = pl.smem_bytes;
+        pl.outputs_per_thread = t.rows * t.cols / pl.block_x;
+        pl.dmma = shape;
+        pl.kernel = std::string("gemm_dmma<double; FP64 tensor cores, mma.sync ") +
+                    (shape == 16816 ? "m16n8k16" : "m8n8k4") + ", " + std::to_string(wm) + "x" + std::to_string(wn) +
+                    " warps of " + std::to_string(t.rows / wm) + "x" + std::to_string(t.cols / wn) + ", " +
+                    std::to_string(kDmmaStages) + " cp.async stages>";
       } else {
         TileConfig t = req;
         if (t.is_auto()) {

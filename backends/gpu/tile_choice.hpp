@@ -41,6 +41,7 @@ struct DeviceProps {
   std::size_t smem_reserved_per_block = 0;       // runtime's own use per block (1 KiB on sm_80+)
   std::size_t l2_bytes = 0;
   bool async_copy = false;  // asynchronous global-to-shared copies (NVIDIA sm_80+: cp.async)
+  bool fp64_mma = false;    // FP64 tensor cores (NVIDIA sm_80+: mma.sync f64, "DMMA"; the cuda backend only)
 
   static DeviceProps h200();    // NVIDIA H200 SXM (sm_90), as cudaGetDeviceProperties reports it
   static DeviceProps mi250x();  // AMD MI250X, one GCD (gfx90a): wavefront 64, 64 KiB LDS, 110 CUs
@@ -68,6 +69,8 @@ struct LaunchPlan {
   int regs_estimate = 0;           // registers per thread, from `nvcc -Xptxas -v` on sm_90
   int outputs_per_thread = 1;
   bool async_copy = false;         // the device's DeviceProps::async_copy (kernels that can use it)
+  int dmma = 0;                    // double gemm optimized on the tensor cores: 884 (mma.sync m8n8k4),
+                                   // 16816 (m16n8k16, sm_90); 0: the SIMT kernel
   Occupancy occupancy;             // estimate_occupancy(props, threads, smem, regs_estimate)
   int threads() const { return block_x * block_y; }
 };
@@ -75,8 +78,24 @@ struct LaunchPlan {
 LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const TileConfig& requested);
 
 // Compile-time tile shapes of the kernels that are templated on their tile (the optimized
-// gemm and transpose): explicit tiles for those variants must be one of these.
+// gemm and transpose): explicit tiles for those variants must be one of these. For the double
+// gemm the 16-deep tiles are the DMMA kernel's (devices with DeviceProps::fp64_mma only), the
+// 8-deep ones the SIMT kernel's.
 std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t);
+
+// The DMMA double gemm (backends/gpu/gemm_dmma.cuh): K step, shared stages and row padding, and
+// the shared bytes of a BM x BN block (the kernel's dmma::smem_bytes).
+inline constexpr int kDmmaDepth = 16, kDmmaStages = 3, kDmmaPad = 4;
+constexpr std::size_t dmma_smem_bytes(int bm, int bn) {
+  return std::size_t(kDmmaStages) * std::size_t(bm * (kDmmaDepth + kDmmaPad) + kDmmaDepth * (bn + kDmmaPad)) * 8;
+}
+// Warps of a DMMA block: 2 x 4 warps of 64 x 32 for 128 x 128; 4 x 2 of 32 x 32 for 128 x 64;
+// 2 x 2 of 32 x 32 for 64 x 64.
+constexpr int dmma_warps_m(int bm, int bn) { return bm == 128 && bn == 64 ? 4 : 2; }
+constexpr int dmma_warps_n(int bm, int bn) { return bm == 128 && bn == 128 ? 4 : 2; }
+// Which DMMA shape the plan picks: TILEKIT_DMMA=m8n8k4 / m16n8k16 / off overrides the choice by
+// compute capability (a measuring knob, read at every plan; "off" gives the SIMT kernel).
+int dmma_shape_for(const DeviceProps& d);
 
 // conv2d: the optimized kernel is unrolled for filters up to this size; larger filters run
 // the tiled kernel's code path (the plan's kernel name says so).

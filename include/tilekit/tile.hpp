@@ -37,8 +37,10 @@
 //   - tiles are independent: no tile reads what another writes in the same launch.
 //
 // Which backends a kernel runs on depends on how its translation unit is compiled: serial
-// always; openmp with OpenMP (-fopenmp); kokkos with Kokkos (TILEKIT_TILE_WITH_KOKKOS, or
-// Kokkos_Core.hpp included first); cuda when nvcc compiles it; hip when hipcc does.
+// with a host compiler; openmp with OpenMP (-fopenmp); kokkos with Kokkos
+// (TILEKIT_TILE_WITH_KOKKOS, or Kokkos_Core.hpp included first); cuda when nvcc compiles it;
+// hip when hipcc does (a GPU compiler's translation unit launches on its GPU only: compile the
+// same source with the host compiler too for the CPU backends, as cmake/TilekitTile.cmake does).
 #pragma once
 
 #include <climits>
@@ -83,9 +85,11 @@ TILEKIT_TILE_FN auto lane_state(Tile& t) {
 
 // Whether this translation unit can launch tile kernels on `backend` (see above).
 inline bool can_launch(const std::string& backend) {
+#if !defined(__CUDACC__) && !defined(__HIPCC__)  // a GPU compiler's translation unit launches on its GPU
   if (backend == "serial") return true;
 #if defined(_OPENMP)
   if (backend == "openmp") return true;
+#endif
 #endif
 #if TILEKIT_TILE_HAS_KOKKOS
   if (backend == "kokkos") return true;
@@ -151,6 +155,7 @@ void launch(Backend& be, const Shape& s, const K& kernel) {
     throw Error(std::string("tile kernel '") + s.name + "' cannot run on backend '" + name +
                 "': this translation unit was not compiled for it (openmp: -fopenmp; kokkos: Kokkos with "
                 "TILEKIT_TILE_WITH_KOKKOS; cuda: nvcc; hip: hipcc)");
+#if !defined(__CUDACC__) && !defined(__HIPCC__)
   if (name == "serial") {
 #if defined(TILEKIT_TILE_CHECK)
     return run_checked(s, kernel);
@@ -159,6 +164,7 @@ void launch(Backend& be, const Shape& s, const K& kernel) {
 #endif
   }
   if (name == "openmp") return run_host(s, kernel, be.info().compute_units);
+#endif
 #if TILEKIT_TILE_HAS_KOKKOS
   if (name == "kokkos") return run_kokkos(s, kernel);
 #endif

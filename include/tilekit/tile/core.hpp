@@ -162,8 +162,10 @@ TILEKIT_TILE_FN constexpr Dim2 clamp_lanes(Dim2 upto, Dim2 lanes) {
 
 // Unrolls a loop with compile-time bounds. On CPUs this matters as much as on GPUs: the lane
 // loop vectorises only when the lane body is straight-line code.
-#if defined(__CUDACC__) || defined(__HIPCC__)  // both passes: nvcc's front end knows no GCC pragmas
+#if defined(__CUDA_ARCH__) || defined(__HIPCC__)
 #define TILEKIT_TILE_UNROLL _Pragma("unroll")
+#elif defined(__CUDACC__)  // nvcc's host pass: its front end knows no GCC pragma, g++ no plain unroll
+#define TILEKIT_TILE_UNROLL
 #elif defined(__clang__)
 #define TILEKIT_TILE_UNROLL _Pragma("clang loop unroll(full)")
 #elif defined(__GNUC__)

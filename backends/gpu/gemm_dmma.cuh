@@ -1,0 +1,269 @@
+// The double optimized GEMM on the FP64 tensor cores (DMMA, NVIDIA sm_80+), C = alpha*A*B + beta*C,
+// row-major, any m, n, k and ld. CUDA only: hipcc never sees this file's contents (the SIMT
+// kernel of gemm.cuh stays the double path on AMD and on NVIDIA before sm_80).
+//
+// Shape of the work:
+//   block  BM x BN of C, BK = 16 deep per step, kStages shared stages filled by cp.async (16-byte
+//          copies when the operands allow them, 8-byte ones otherwise; zero-fill past the borders),
+//          one __syncthreads per step: the copies of step t + kStages - 1 fly while step t computes.
+//   warp   WM x WN of C as (WM/16) x (WN/8) accumulators of 16 x 8 (4 doubles per thread each).
+//   atom   kWide: one mma.sync m16n8k16 per accumulator and step (sm_90's DMMA shape; elsewhere
+//          it is issued as the 8 m8n8k4 it equals); otherwise 8 mma.sync m8n8k4 (sm_80's shape).
+//          Both read the same registers: a 16 x 8 accumulator of m16n8k16 is two 8 x 8 ones of
+//          m8n8k4 stacked, and its 16 k values are four m8n8k4 k-slices.
+//
+// Fragments (PTX ISA, mma.sync f64; g = lane / 4, t = lane % 4): m8n8k4 takes A[g][t], B[t][g] and
+// accumulates C[g][2t], C[g][2t+1]; m16n8k16 takes a[v0 + 2 v1] = A[g + 8 v0][t + 4 v1],
+// b[v1] = B[t + 4 v1][g] and accumulates c[v0 + 2 v1] = C[g + 8 v1][2t + v0].
+//
+// Shared layout: A as rows of k (BK + 4 doubles a row), B as rows of n (BN + 4 a row), both as in
+// global memory, so a cp.async copies 16 bytes straight across. The 4-double pad makes the
+// fragment loads conflict-free: a half-warp (g = 0..3, t = 0..3) reads 8 bytes from each of four
+// rows, and rows 4 doubles (32 bytes) apart mod 128 bytes put the four rows' 32-byte pieces in
+// four different quarters of the banks (A: 4 consecutive k of rows g; B: 8 consecutive n of rows t).
+#pragma once
+
+#if !defined(__HIPCC__)
+
+#include "device_common.cuh"
+
+namespace tilekit::gpu {
+
+namespace dmma {
+
+constexpr int kDepth = 16;  // BK: one m16n8k16, or four m8n8k4 k-slices
+constexpr int kStages = 3;  // shared stages: loads run two steps ahead of the compute
+constexpr int kPad = 4;     // doubles of padding per shared row (see the layout note above)
+
+// Shared bytes of one block (dynamic: above 48 KiB it needs the opt-in). tile_choice.cpp computes
+// the same figure for the plan.
+constexpr int smem_bytes(int bm, int bn) {
+  return kStages * (bm * (kDepth + kPad) + kDepth * (bn + kPad)) * int(sizeof(double));
+}
+
+// cp.async of `bytes` (0, 8 or 16) from global to shared, the rest of `size` zero-filled. 16-byte
+// copies bypass L1 (.cg: the reuse is in shared memory); 8-byte ones must go through it (.ca).
+// Below sm_80 a plain copy (the kernel then overlaps nothing, but stays correct).
+template <int size>
+__device__ __forceinline__ void copy(double* dst_shared, const double* src, int bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
+  if constexpr (size == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+#else
+  for (int e = 0; e < size / 8; ++e) dst_shared[e] = e * 8 < bytes ? src[e] : 0.0;
+#endif
+}
+__device__ __forceinline__ void commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// Waits until at most `pending` of this thread's committed groups are still in flight.
+template <int pending>
+__device__ __forceinline__ void wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
+#endif
+}
+
+// c[0..1] += A(8x4) * B(4x8) for this lane's two elements of C (fragments as above). Below sm_80
+// the same product from warp shuffles: correct, slow, and never chosen by the plan there.
+__device__ __forceinline__ void mma884(double& c0, double& c1, double a, double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+      : "+d"(c0), "+d"(c1)
+      : "d"(a), "d"(b));
+#else
+  const int lane = int(threadIdx.x) & 31, g = lane >> 2, t = lane & 3;
+  for (int k = 0; k < 4; ++k) {
+    const double ak = __shfl_sync(0xffffffffu, a, g * 4 + k);  // A[g][k] lives in lane g*4 + k
+    c0 += ak * __shfl_sync(0xffffffffu, b, (2 * t) * 4 + k);   // B[k][n] lives in lane n*4 + k
+    c1 += ak * __shfl_sync(0xffffffffu, b, (2 * t + 1) * 4 + k);
+  }
+#endif
+}
+
+// c += A(16x16) * B(16x8). m16n8k16 f64 exists from sm_90 (PTX ISA 7.8); elsewhere its 8 m8n8k4.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && \
+    (__CUDACC_VER_MAJOR__ > 11 || (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 8))
+#define TILEKIT_DMMA_M16N8K16 1
+#else
+#define TILEKIT_DMMA_M16N8K16 0
+#endif
+__device__ __forceinline__ void mma16816(double (&c)[4], const double (&a)[8], const double (&b)[4]) {
+#if TILEKIT_DMMA_M16N8K16
+  asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
+      "{%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+      : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
+        "d"(b[1]), "d"(b[2]), "d"(b[3]));
+#else
+#pragma unroll
+  for (int s = 0; s < 4; ++s) {
+    mma884(c[0], c[1], a[2 * s], b[s]);
+    mma884(c[2], c[3], a[2 * s + 1], b[s]);
+  }
+#endif
+}
+
+}  // namespace dmma
+
+// BM x BN per block of WARPS_M x WARPS_N warps (1D block of 32 * WARPS_M * WARPS_N threads).
+// kWide: m16n8k16 (true) or m8n8k4 (false), the same arithmetic in the same order per k-slice.
+// vec: A and B allow 16-byte copies (16-byte aligned bases, even ld); cvec: C allows 16-byte
+// stores. Both are uniform per launch, so they cost a predictable branch, not an instantiation.
+template <int BM, int BN, int WARPS_M, int WARPS_N, bool kWide>
+__global__ TILEKIT_LAUNCH_BOUNDS_OCC(32 * WARPS_M * WARPS_N, 1) void gemm_dmma_kernel(GemmParams<double> g, int tiles_x,
+                                                                                      int tiles_y, int vec, int cvec) {
+  using namespace dmma;
+  constexpr int NT = 32 * WARPS_M * WARPS_N;
+  constexpr int BK = kDepth, LDA = BK + kPad, LDB = BN + kPad;
+  constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;  // one warp's part of C
+  constexpr int MP = WM / 16, NJ = WN / 8;             // its 16 x 8 accumulators
+  constexpr int A_STAGE = BM * LDA, STAGE = A_STAGE + BK * LDB;
+  static_assert(WM % 16 == 0 && WN % 8 == 0, "warp tile must be whole 16 x 8 accumulators");
+  static_assert((BM * BK / 2) % NT == 0 && (BK * BN / 2) % NT == 0, "tiles must split evenly into 16-byte copies");
+  static_assert(BN % 16 == 0, "B rows 4 apart must start 32 bytes apart mod 128 (conflict-free B fragments)");
+  extern __shared__ __align__(16) unsigned char gemm_dmma_smem[];
+  double* smem = reinterpret_cast<double*>(gemm_dmma_smem);
+
+  // Grouped block order (as the SIMT kernel): 8 block-rows walked together share A and B in L2.
+  constexpr int kGroup = 8;
+  const int pid = blockIdx.x, per_group = kGroup * tiles_x, first = (pid / per_group) * kGroup;
+  const int gsize = min(tiles_y - first, kGroup);
+  const int by = first + (pid % per_group) % gsize, bx = (pid % per_group) / gsize;
+  const int m0 = by * BM, n0 = bx * BN;
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int gq = lane >> 2, tq = lane & 3;  // fragment coordinates g and t
+  const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
+
+  // Global -> shared stage s for the step starting at p0. Out-of-range pieces are zero-filled and
+  // read nothing (their source clamped to the matrix's first element, a valid address).
+  auto load = [&](int s, int p0) {
+    double* as = smem + s * STAGE;
+    double* bs = as + A_STAGE;
+    if (vec) {
+#pragma unroll
+      for (int i = 0; i < BM * BK / 2 / NT; ++i) {
+        const int q = tid + i * NT, r = q / (BK / 2), kc = (q % (BK / 2)) * 2, gr = m0 + r, gk = p0 + kc;
+        const int bytes = gr < g.m ? 8 * max(0, min(2, g.k - gk)) : 0;
+        copy<16>(as + r * LDA + kc, bytes ? g.a + gr * g.lda + gk : g.a, bytes);
+      }
+#pragma unroll
+      for (int i = 0; i < BK * BN / 2 / NT; ++i) {
+        const int q = tid + i * NT, r = q / (BN / 2), nc = (q % (BN / 2)) * 2, gk = p0 + r, gc = n0 + nc;
+        const int bytes = gk < g.k ? 8 * max(0, min(2, g.n - gc)) : 0;
+        copy<16>(bs + r * LDB + nc, bytes ? g.b + gk * g.ldb + gc : g.b, bytes);
+      }
+    } else {
+#pragma unroll 4
+      for (int i = 0; i < BM * BK / NT; ++i) {
+        const int q = tid + i * NT, r = q / BK, kc = q % BK, gr = m0 + r, gk = p0 + kc;
+        const bool ok = gr < g.m && gk < g.k;
+        copy<8>(as + r * LDA + kc, ok ? g.a + gr * g.lda + gk : g.a, ok ? 8 : 0);
+      }
+#pragma unroll 4
+      for (int i = 0; i < BK * BN / NT; ++i) {
+        const int q = tid + i * NT, r = q / BN, nc = q % BN, gk = p0 + r, gc = n0 + nc;
+        const bool ok = gk < g.k && gc < g.n;
+        copy<8>(bs + r * LDB + nc, ok ? g.b + gk * g.ldb + gc : g.b, ok ? 8 : 0);
+      }
+    }
+  };
+
+  double acc[MP][NJ][4];
+#pragma unroll
+  for (int i = 0; i < MP; ++i)
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0;
+
+  // One step from stage s: the B fragments of all NJ columns (4 k-slices each) stay in registers
+  // while the A fragments stream through one 16-row pair at a time.
+  auto compute = [&](int s) {
+    const double* as = smem + s * STAGE + (wm0 + gq) * LDA + tq;
+    const double* bs = smem + s * STAGE + A_STAGE + tq * LDB + wn0 + gq;
+    double b[NJ][4];
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+      for (int v = 0; v < 4; ++v) b[j][v] = bs[4 * v * LDB + 8 * j];
+#pragma unroll
+    for (int i = 0; i < MP; ++i) {
+      double a[8];
+#pragma unroll
+      for (int v = 0; v < 4; ++v) {
+        a[2 * v] = as[(16 * i) * LDA + 4 * v];
+        a[2 * v + 1] = as[(16 * i + 8) * LDA + 4 * v];
+      }
+#pragma unroll
+      for (int j = 0; j < NJ; ++j) {
+        if constexpr (kWide) {
+          mma16816(acc[i][j], a, b[j]);
+        } else {
+#pragma unroll
+          for (int v = 0; v < 4; ++v) {
+            mma884(acc[i][j][0], acc[i][j][1], a[2 * v], b[j][v]);
+            mma884(acc[i][j][2], acc[i][j][3], a[2 * v + 1], b[j][v]);
+          }
+        }
+      }
+    }
+  };
+
+  // The pipeline: before step t's compute, this thread's copies of step t are complete (at most
+  // kStages - 2 younger groups pending) and the barrier makes everyone's visible. The same
+  // barrier means every warp has finished step t - 1, whose stage the copies issued next reuse.
+  // Every iteration commits a group (empty past the end) so the counting stays exact.
+  const int steps = (g.k + BK - 1) / BK;
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < steps) load(s, s * BK);
+    commit();
+  }
+  for (int t = 0; t < steps; ++t) {
+    wait<kStages - 2>();
+    __syncthreads();
+    const int next = t + kStages - 1;
+    if (next < steps) load(next % kStages, next * BK);
+    commit();
+    compute(t % kStages);
+  }
+
+  // Epilogue: acc[i][j][v0 + 2 v1] is C[wm0 + 16 i + 8 v1 + g][wn0 + 8 j + 2 t + v0]: two
+  // adjacent columns, stored as one 16-byte vector where C allows it. beta == 0 never reads C.
+#pragma unroll
+  for (int i = 0; i < MP; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = m0 + wm0 + 16 * i + 8 * h + gq;
+      if (row >= g.m) continue;
+#pragma unroll
+      for (int j = 0; j < NJ; ++j) {
+        const int col = n0 + wn0 + 8 * j + 2 * tq;
+        double* c = g.c + row * g.ldc + col;
+        const double v0 = g.alpha * acc[i][j][2 * h], v1 = g.alpha * acc[i][j][2 * h + 1];
+        if (cvec && col + 1 < g.n) {
+          double2 out = make_double2(v0, v1);
+          if (g.beta != 0.0) {
+            const double2 old = *reinterpret_cast<const double2*>(c);
+            out.x += g.beta * old.x;
+            out.y += g.beta * old.y;
+          }
+          *reinterpret_cast<double2*>(c) = out;
+        } else {
+          if (col < g.n) c[0] = g.beta == 0.0 ? v0 : v0 + g.beta * c[0];
+          if (col + 1 < g.n) c[1] = g.beta == 0.0 ? v1 : v1 + g.beta * c[1];
+        }
+      }
+    }
+}
+
+}  // namespace tilekit::gpu
+
+#endif  // !__HIPCC__
