@@ -21,6 +21,8 @@ function(tilekit_tile_executables name source)
     target_link_libraries(${name}_kokkos PRIVATE tilekit tilekit_tile_kokkos ${ARG_LIBS})
     get_property(kokkos_cuda GLOBAL PROPERTY TILEKIT_KOKKOS_CUDA)
     if(kokkos_cuda)
+      # kokkos_compilation reads the package's variables, which live in backends/kokkos' scope.
+      find_package(Kokkos CONFIG REQUIRED COMPONENTS separable_compilation)
       kokkos_compilation(TARGET ${name}_kokkos)
     endif()
     list(APPEND made ${name}_kokkos)
