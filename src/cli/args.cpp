@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -41,45 +42,49 @@ std::uint64_t parse_u64(std::string_view option, const std::string& text) {
 OutputFile::OutputFile(std::string option, std::string path) : option_(std::move(option)), path_(std::move(path)) {
   if (path_.empty()) throw Error(fmt::format("{}: empty file name", option_));
   struct stat st;
-  if (stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw Error(fmt::format("{}: '{}' is a directory, not a file", option_, path_));
+  const bool exists = stat(path_.c_str(), &st) == 0;
+  if (exists && S_ISDIR(st.st_mode)) throw Error(fmt::format("{}: '{}' is a directory, not a file", option_, path_));
+  if (exists && !S_ISREG(st.st_mode)) {
+    // A device, pipe or socket (/dev/stdout, a FIFO) is written in place: renaming over it
+    // would replace it.
+    f_ = std::fopen(path_.c_str(), "w");
+    if (!f_) throw Error(fmt::format("{}: cannot write '{}': {}", option_, path_, std::strerror(errno)));
+    return;
+  }
   tmp_ = fmt::format("{}.tmp.{}", path_, getpid());
   f_ = std::fopen(tmp_.c_str(), "wx");
-  if (!f_) throw Error(fmt::format("{}: cannot write '{}': {}", option_, path_, std::strerror(errno)));
+  if (!f_)
+    throw Error(fmt::format("{}: cannot write '{}' (creating '{}' beside it failed: {})", option_, path_, tmp_,
+                            std::strerror(errno)));
 }
 
 OutputFile::~OutputFile() {
   if (f_) {
     std::fclose(f_);
-    std::remove(tmp_.c_str());
+    if (!tmp_.empty()) std::remove(tmp_.c_str());
   }
 }
 
 void OutputFile::commit(const std::string& content) {
-  auto fail = [&](const char* what) {
-    const int err = errno;
-    if (f_) std::fclose(f_);
-    f_ = nullptr;
-    std::remove(tmp_.c_str());
+  std::FILE* f = std::exchange(f_, nullptr);
+  auto fail = [&](const char* what, int err) {
+    if (!tmp_.empty()) std::remove(tmp_.c_str());
     throw ResourceError(fmt::format("{}: {} '{}' failed: {}", option_, what, path_, std::strerror(err)));
   };
   errno = 0;
-  if (std::fwrite(content.data(), 1, content.size(), f_) != content.size()) fail("writing");
-  if (std::fflush(f_) != 0) fail("writing");
-  if (fsync(fileno(f_)) != 0 && errno != EINVAL && errno != EROFS) fail("writing");
-  std::FILE* f = f_;
-  f_ = nullptr;
-  if (std::fclose(f) != 0) {
-    f_ = nullptr;
-    const int err = errno;
-    std::remove(tmp_.c_str());
-    throw ResourceError(fmt::format("{}: closing '{}' failed: {}", option_, path_, std::strerror(err)));
+  const bool written = std::fwrite(content.data(), 1, content.size(), f) == content.size() && std::fflush(f) == 0;
+  const int write_err = errno;
+  if (!written) {
+    std::fclose(f);
+    fail("writing", write_err ? write_err : EIO);
   }
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+  if (!tmp_.empty() && fsync(fileno(f)) != 0) {
     const int err = errno;
-    std::remove(tmp_.c_str());
-    throw ResourceError(fmt::format("{}: renaming the finished file to '{}' failed: {}", option_, path_, std::strerror(err)));
+    std::fclose(f);
+    fail("writing", err);
   }
+  if (std::fclose(f) != 0) fail("closing", errno);
+  if (!tmp_.empty() && std::rename(tmp_.c_str(), path_.c_str()) != 0) fail("renaming the finished file to", errno);
 }
 
 }  // namespace tilekit::cli
