@@ -49,7 +49,7 @@ void add_shape_options(CLI::App& cmd, Shape& s) {
   s.size.opt = cmd.add_option("--size", s.size.text, "Square problem: M = N = K (conv2d: H = W)");
   s.m.opt = cmd.add_option("--m", s.m.text, "Rows (gemm M, transpose rows, conv2d H); overrides --size");
   s.n.opt = cmd.add_option("--n", s.n.text, "Columns (gemm N, transpose columns, conv2d W); overrides --size");
-  s.k.opt = cmd.add_option("--k", s.k.text, "gemm K; overrides --size");
+  s.k.opt = cmd.add_option("--k", s.k.text, "gemm K (0 allowed: C = beta * C); overrides --size");
   add_filter_option(cmd, s.filter, &s.k);
 }
 
@@ -73,9 +73,12 @@ Problem make_problem(Op op, DType dt, const Shape& s) {
   auto opt = [](const Num& d) { return d.given() ? std::optional(d.get(1, kMaxDim)) : std::nullopt; };
   const auto size = opt(s.size), m = opt(s.m), n = opt(s.n);
   const index_t r = op == Op::conv2d ? filter_size(s.filter, &s.k) : 0;
-  const auto k = op == Op::gemm ? opt(s.k) : std::optional<index_t>(r);
-  Problem p{op, dt, m ? *m : size.value_or(0), n ? *n : size.value_or(0), k ? *k : size.value_or(0)};
-  if (p.m == 0 || p.n == 0 || (op == Op::gemm && p.k == 0))
+  // gemm's K alone may be 0 (the empty sum: C = beta * C, still verified and timed).
+  const auto k = op != Op::gemm ? std::optional<index_t>(r)
+                 : s.k.given()  ? std::optional(s.k.get(0, kMaxDim))
+                                : size;
+  Problem p{op, dt, m ? *m : size.value_or(0), n ? *n : size.value_or(0), k ? *k : -1};
+  if (p.m == 0 || p.n == 0 || p.k < 0)
     throw Error(fmt::format("{} needs --size, or --m and --n{}", to_string(op), op == Op::gemm ? " and --k" : ""));
   return p;
 }
@@ -343,7 +346,7 @@ constexpr const char* kFooter = R"(Environment that changes results or timings:
   CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES   which GPU the cuda/hip backend uses (device 0 of those listed)
   TILEKIT_OPENMP_SIMD    caps the SIMD level the openmp backend uses (e.g. avx2)
   TILEKIT_KOKKOS_BLOCK, TILEKIT_KOKKOS_TILED, TILEKIT_CONV_TILED   kernel-selection overrides for experiments
-Sizes are integers from 1 to 2147483647 (one rule for run and compare); --tile is rejected where the
+Sizes are integers from 1 to 2147483647 in run and compare alike (gemm's --k may be 0); --tile is rejected where the
 variant uses no tile (naive, --peer); naming an operation or backend twice is an error.
 Exit codes (README.md, "Exit codes"): 0 ok, 1 verification failed, 2 bad usage, 3 resources or device
 (not enough memory, a device runtime failure), 4 internal error.)";
