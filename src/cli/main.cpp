@@ -180,12 +180,16 @@ int cmd_run(const RunArgs& a) {
   if (a.peer && !has_peer(be, op))
     throw Error(fmt::format("backend '{}' has no peer for {}", be.name(), to_string(op)));
   check_problem(p, {&be});
-  // Progress on stderr while a terminal watches: drawing the inputs and the double-precision
-  // reference of a large problem takes longer than the run itself.
+  // Progress on stderr, as `compare` gives it: drawing the inputs and the double-precision
+  // reference of a large problem takes longer than the run itself. A terminal gets one live
+  // line; a log gets the stages of long runs only (one line each, not every repetition).
   const bool tty = isatty(fileno(stderr));
-  if (tty) {
-    o.progress = [&](const std::string& what) {
-      fmt::print(stderr, "\r\033[K{} {} {}x{}x{}: {}", to_string(op), be.name(), p.m, p.n, p.k, what);
+  const bool long_run = useful_flops(p) >= 1e10 || operand_bytes(p) >= (std::size_t(256) << 20);
+  if (tty || long_run) {
+    o.progress = [&, tty](const std::string& what) {
+      if (!tty && what.rfind("timing ", 0) == 0 && what.rfind("timing 1/", 0) != 0) return;
+      fmt::print(stderr, "{}{} {} {}x{}x{}: {}{}", tty ? "\r\033[K" : "", to_string(op), be.name(), p.m, p.n, p.k,
+                 what, tty ? "" : "...\n");
     };
     o.progress("preparing inputs and the double-precision reference");
   }
