@@ -41,15 +41,16 @@ struct Shape {
 
 void add_filter_option(CLI::App& cmd, Num& filter, Num* k_alias) {
   filter.opt = cmd.add_option("--filter,-r", filter.text,
-                              fmt::format("conv2d filter size R: odd, 1 to {} (default 5)", kMaxFilter));
+                              fmt::format("conv2d filter size R: odd, 1 to {} (default 5)", kMaxFilter))
+                   ->type_name("INT");
   if (k_alias) k_alias->opt->description(k_alias->opt->get_description() + "; for conv2d, an alias of --filter");
 }
 
 void add_shape_options(CLI::App& cmd, Shape& s) {
-  s.size.opt = cmd.add_option("--size", s.size.text, "Square problem: M = N = K (conv2d: H = W)");
-  s.m.opt = cmd.add_option("--m", s.m.text, "Rows (gemm M, transpose rows, conv2d H); overrides --size");
-  s.n.opt = cmd.add_option("--n", s.n.text, "Columns (gemm N, transpose columns, conv2d W); overrides --size");
-  s.k.opt = cmd.add_option("--k", s.k.text, "gemm K (0 allowed: C = beta * C); overrides --size");
+  s.size.opt = cmd.add_option("--size", s.size.text, "Square problem: M = N = K (conv2d: H = W)")->type_name("INT");
+  s.m.opt = cmd.add_option("--m", s.m.text, "Rows (gemm M, transpose rows, conv2d H); overrides --size")->type_name("INT");
+  s.n.opt = cmd.add_option("--n", s.n.text, "Columns (gemm N, transpose columns, conv2d W); overrides --size")->type_name("INT");
+  s.k.opt = cmd.add_option("--k", s.k.text, "gemm K (0 allowed: C = beta * C); overrides --size")->type_name("INT");
   add_filter_option(cmd, s.filter, &s.k);
 }
 
@@ -371,27 +372,28 @@ int main(int argc, char** argv) {
   run->add_flag("--peer", ra.peer, "Time the backend's peer (cuBLAS, OpenBLAS, memcpy) instead of a variant");
   add_shape_options(*run, ra.shape);
   run->add_option("--dtype", ra.dtype, "float or double")->capture_default_str();
-  ra.reps.opt = run->add_option("--reps", ra.reps.text, "Timed repetitions, 1 to 1000000; the median is reported (default 10)");
+  ra.reps.opt = run->add_option("--reps", ra.reps.text, "Timed repetitions, 1 to 1000000; the median is reported (default 10)")
+                    ->type_name("INT");
   ra.tile_opt = run->add_option("--tile", ra.tile,
                                 "Explicit tile ROWS,COLS[,DEPTH] (default: chosen from the device; not for naive or --peer)");
-  ra.seed.opt = run->add_option("--seed", ra.seed.text, "Seed of the random inputs (default 42)");
+  ra.seed.opt = run->add_option("--seed", ra.seed.text, "Seed of the random inputs (default 42)")->type_name("INT");
   run->add_flag("--json", ra.json, "Print exactly one JSON object");
-  run->footer("Progress is shown on stderr while it is a terminal.");
+  run->footer("Progress goes to stderr: one live line on a terminal, the stages of long runs otherwise.");
 
   CompareArgs ca;
   auto* cmp = app.add_subcommand("compare", "Every backend x variant (and peer), verified and timed, in one table");
   cmp->add_option("ops", ca.ops, "Operations (default: all; each at most once)");
   cmp->add_option("--backends", ca.backends, "Comma-separated backends (default: all available; each at most once)")
       ->delimiter(',');
-  ca.size.opt = cmp->add_option("--size", ca.size.text, "Problem size N (default: gemm 1024, transpose 4096, conv2d 2048)");
-  ca.k_alias.opt = cmp->add_option("--k", ca.k_alias.text, "conv2d filter size R, as in `run`");
+  ca.size.opt = cmp->add_option("--size", ca.size.text, "Problem size N (default: gemm 1024, transpose 4096, conv2d 2048)")->type_name("INT");
+  ca.k_alias.opt = cmp->add_option("--k", ca.k_alias.text, "conv2d filter size R, as in `run`")->type_name("INT");
   add_filter_option(*cmp, ca.filter, &ca.k_alias);
   cmp->add_option("--dtype", ca.dtype, "float or double")->capture_default_str();
   ca.reps.opt = cmp->add_option("--reps", ca.reps.text,
-                                "Timed repetitions per row, 1 to 1000000 (default: 20 on GPUs, 5 on CPUs, within ~3 s a row)");
+                                "Timed repetitions per row, 1 to 1000000 (default: 20 on GPUs, 5 on CPUs, within ~3 s a row)")->type_name("INT");
   cmp->add_flag("--no-peers", ca.no_peers, "Leave out the peer rows");
   ca.json_opt = cmp->add_option("--json", ca.json_file, "Also write every row as JSON to this file (checked before the run)");
-  ca.seed.opt = cmp->add_option("--seed", ca.seed.text, "Seed of the random inputs (default 42)");
+  ca.seed.opt = cmp->add_option("--seed", ca.seed.text, "Seed of the random inputs (default 42)")->type_name("INT");
 
   try {
     app.parse(argc, argv);
