@@ -151,7 +151,8 @@ class KokkosBackend final : public Backend {
     if constexpr (std::is_same_v<Mem, Kokkos::HostSpace>) {
       return host_memory_available();
     } else {
-      std::size_t free_bytes = SIZE_MAX, total_bytes = 0;
+      std::size_t free_bytes = SIZE_MAX;
+      [[maybe_unused]] std::size_t total_bytes = 0;
 #if defined(KOKKOS_ENABLE_CUDA)
       if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) free_bytes = SIZE_MAX;
 #elif defined(KOKKOS_ENABLE_HIP)
