@@ -4,9 +4,9 @@
 //
 // Case i is drawn from (seed, i) alone, so any failure replays with one command (printed with
 // it): --first I --cases 1. The generator favours the shapes kernels get wrong: 1s, primes,
-// tile sizes +- 1, thin and short-wide matrices, long k; leading dimensions beyond the columns
-// (input padding is NaN, so a kernel that reads it fails; output padding must survive);
-// alpha/beta in {0, 1, -1, ...} with NaN in C when beta = 0 and NaN in A and B when alpha = 0;
+// tile sizes +- 1, thin and short-wide matrices, long k and k = 0; leading dimensions beyond
+// the columns (input padding is NaN, so a kernel that reads it fails; output padding must
+// survive); alpha/beta in {0, 1, -1, ...} with NaN in C when beta = 0 and NaN in A and B when alpha = 0;
 // both dtypes; automatic and explicit tiles. A tile the backend refuses must leave the output
 // bit-for-bit unchanged; it is counted, not failed.
 #include <chrono>
@@ -91,7 +91,7 @@ class Gen {
         } else {
           c.m = dim();
           c.n = dim();
-          c.k = dim();
+          c.k = chance(0.03) ? 0 : dim();  // k = 0: C = beta * C
         }
         c.alpha = chance(0.15) ? 0.0 : scalar();
         c.beta = chance(0.35) ? 0.0 : scalar();
