@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -92,6 +93,7 @@ void check_problem(const Problem& p, const std::vector<Backend*>& backends) {
 }
 
 std::string bytes_str(std::size_t b) {
+  if (b >= (std::size_t(1) << 30)) return fmt::format("{:.1f} GiB", double(b) / double(std::size_t(1) << 30));
   if (b >= (1u << 20)) return fmt::format("{} MiB", b >> 20);
   if (b >= 1024) return fmt::format("{} KiB", b >> 10);
   return fmt::format("{} B", b);
@@ -113,6 +115,8 @@ int cmd_info() {
     fmt::print(" {}\n  device:        {} ({})\n  compute units: {}\n  simd width:    {}\n", to_string(d.kind), d.name,
                to_string(d.kind), d.compute_units, d.simd_width);
     fmt::print("  scratch/tile:  {}\n", bytes_str(d.scratch_bytes));
+    if (const std::size_t avail = be->memory_available(); avail != SIZE_MAX)
+      fmt::print("  memory free:   {} (the memory guard's limit)\n", bytes_str(avail));
     if (d.l1_bytes) fmt::print("  L1:            {}\n", bytes_str(d.l1_bytes));
     if (d.l2_bytes) fmt::print("  L2:            {}\n", bytes_str(d.l2_bytes));
     if (d.l3_bytes) fmt::print("  L3:            {}\n", bytes_str(d.l3_bytes));
