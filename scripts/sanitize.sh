@@ -7,10 +7,11 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 b=$root/build-sanitize
 flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+mkdir -p "$b"
 cmake -S "$root" -B "$b" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTILEKIT_ENABLE_CUDA=OFF -DTILEKIT_ENABLE_HIP=OFF \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" "$@" \
-  >"$b.configure.log" 2>&1 || { cat "$b.configure.log"; exit 1; }
-grep -E "tilekit backends" "$b.configure.log" || true
+  >"$b/configure.log" 2>&1 || { cat "$b/configure.log"; exit 1; }
+grep -E "tilekit backends" "$b/configure.log" || true
 cmake --build "$b" -j "$(nproc)"
 # libgomp's and Kokkos' thread pools are left to the process's end: leaks there are not ours.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1
