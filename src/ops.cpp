@@ -1,5 +1,8 @@
 // Front end of every operation: validate, resolve the tile, then hand over to the backend.
 // Nothing reaches a kernel (so no output is written) until every check has passed.
+#include <cstdint>
+#include <mutex>
+
 #include <fmt/format.h>
 
 #include "tilekit/ops.hpp"
@@ -26,6 +29,18 @@ void check_variant(Backend& be, Variant v) {
 void check_addressable(index_t elements, const char* what) {
   if (elements >= (index_t(1) << 31))
     throw Error(fmt::format("matrix {} has {} elements; tilekit supports fewer than 2^31 per matrix", what, elements));
+}
+
+// An output that shares storage with an input would be read after being written (the
+// in-place transpose got 25 of 64 elements wrong): refused, whatever the backend.
+template <class T>
+void check_no_alias(const Matrix<T>& out, const char* out_name, const Matrix<T>& in, const char* in_name) {
+  if (!out.data() || !in.data()) return;
+  const auto lo = [](const Matrix<T>& m) { return reinterpret_cast<std::uintptr_t>(m.data()); };
+  const auto hi = [&](const Matrix<T>& m) { return lo(m) + std::uintptr_t(m.storage_elements()) * sizeof(T); };
+  if (lo(out) < hi(in) && lo(in) < hi(out))
+    throw Error(fmt::format("output {} overlaps input {} (tilekit operations are out-of-place: give {} its own matrix)",
+                            out_name, in_name, out_name));
 }
 
 template <class T>
@@ -57,9 +72,15 @@ void gemm(Variant v, T alpha, const Matrix<T>& a, const Matrix<T>& b, T beta, Ma
   for (auto [m, name] : {std::pair{&a, "A"}, std::pair{&b, "B"}, std::pair{(const Matrix<T>*)&c, "C"}})
     check_addressable(m->storage_elements(), name);
   Problem p{Op::gemm, dtype_of<T>(), c.rows(), c.cols(), a.cols()};
+  check_no_alias(c, "C", a, "A");
+  check_no_alias(c, "C", b, "B");
   TileConfig t = resolve_tile(be, v, p, tile);
   if (c.empty()) return;
-  be.gemm(v, GemmArgs<T>{p.m, p.n, p.k, alpha, a.data(), a.ld(), b.data(), b.ld(), beta, c.data(), c.ld()}, t);
+  // alpha == 0 must not read A or B (NaN or Inf there must not reach C), as in reference BLAS:
+  // with k = 0 every backend computes C = beta * C and never touches A or B.
+  const index_t k = alpha == T(0) ? 0 : p.k;
+  std::lock_guard<std::recursive_mutex> lock(be.call_mutex());
+  be.gemm(v, GemmArgs<T>{p.m, p.n, k, alpha, a.data(), a.ld(), b.data(), b.ld(), beta, c.data(), c.ld()}, t);
 }
 
 template <class T>
@@ -73,8 +94,10 @@ void transpose(Variant v, const Matrix<T>& in, Matrix<T>& out, const TileConfig&
   check_addressable(in.storage_elements(), "in");
   check_addressable(out.storage_elements(), "out");
   Problem p{Op::transpose, dtype_of<T>(), in.rows(), in.cols(), 0};
+  check_no_alias(out, "out", in, "in");
   TileConfig t = resolve_tile(be, v, p, tile);
   if (in.empty()) return;
+  std::lock_guard<std::recursive_mutex> lock(be.call_mutex());
   be.transpose(v, TransposeArgs<T>{in.rows(), in.cols(), in.data(), in.ld(), out.data(), out.ld()}, t);
 }
 
@@ -96,9 +119,53 @@ void conv2d(Variant v, const Matrix<T>& in, const Matrix<T>& filter, Matrix<T>& 
   check_addressable(in.storage_elements(), "in");
   check_addressable(out.storage_elements(), "out");
   Problem p{Op::conv2d, dtype_of<T>(), in.rows(), in.cols(), r};
+  check_no_alias(out, "out", in, "in");
+  check_no_alias(out, "out", filter, "filter");
   TileConfig t = resolve_tile(be, v, p, tile);
   if (in.empty()) return;
+  std::lock_guard<std::recursive_mutex> lock(be.call_mutex());
   be.conv2d(v, Conv2dArgs<T>{in.rows(), in.cols(), in.data(), in.ld(), filter.data(), int(r), out.data(), out.ld()}, t);
+}
+
+void validate_problem(const Problem& p) {
+  if (p.m < 0 || p.n < 0 || p.k < 0)
+    throw Error(fmt::format("{} sizes must be non-negative, got m={} n={} k={}", to_string(p.op), p.m, p.n, p.k));
+  auto elements = [&](index_t r, index_t c, const char* what) {
+    check_addressable(checked_mul(r, c, fmt::format("{} {}", to_string(p.op), what)), what);
+  };
+  switch (p.op) {
+    case Op::gemm:
+      elements(p.m, p.k, "A");
+      elements(p.k, p.n, "B");
+      elements(p.m, p.n, "C");
+      break;
+    case Op::transpose:
+      elements(p.m, p.n, "in");
+      break;
+    case Op::conv2d:
+      if (p.k % 2 == 0 || p.k < 1 || p.k > kMaxFilter)
+        throw Error(fmt::format("conv2d filter must be square with an odd size from 1 to {}, got {}x{}", kMaxFilter,
+                                p.k, p.k));
+      elements(p.m, p.n, "in");
+      break;
+  }
+}
+
+std::size_t operand_bytes(const Problem& p) {
+  const index_t e = index_t(size_of(p.dtype));
+  const std::string what = fmt::format("the operands of {} {}x{}x{}", to_string(p.op), p.m, p.n, p.k);
+  index_t elements = 0;
+  switch (p.op) {
+    case Op::gemm:
+      elements = checked_add(checked_add(checked_mul(p.m, p.k, what), checked_mul(p.k, p.n, what), what),
+                             checked_mul(p.m, p.n, what), what);
+      break;
+    case Op::transpose: elements = checked_mul(checked_mul(p.m, p.n, what), 2, what); break;
+    case Op::conv2d:
+      elements = checked_add(checked_mul(checked_mul(p.m, p.n, what), 2, what), checked_mul(p.k, p.k, what), what);
+      break;
+  }
+  return std::size_t(checked_mul(elements, e, what));
 }
 
 double useful_flops(const Problem& p, bool beta_nonzero) {

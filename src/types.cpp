@@ -49,6 +49,26 @@ DType parse_dtype(std::string_view s) {
   return parse_enum(s, names, "dtype");
 }
 
+index_t checked_mul(index_t a, index_t b, std::string_view what) {
+  index_t r;
+  if (a < 0 || b < 0) throw Error(fmt::format("{}: negative size {} x {}", what, a, b));
+  if (__builtin_mul_overflow(a, b, &r))
+    throw Error(fmt::format("{} is too large: {} x {} overflows a 64-bit count", what, a, b));
+  return r;
+}
+
+index_t checked_add(index_t a, index_t b, std::string_view what) {
+  index_t r;
+  if (a < 0 || b < 0) throw Error(fmt::format("{}: negative size {} + {}", what, a, b));
+  if (__builtin_add_overflow(a, b, &r))
+    throw Error(fmt::format("{} is too large: {} + {} overflows a 64-bit count", what, a, b));
+  return r;
+}
+
+std::size_t checked_bytes(index_t rows, index_t ld, std::size_t element_bytes, std::string_view what) {
+  return std::size_t(checked_mul(checked_mul(rows, ld, what), index_t(element_bytes), what));
+}
+
 std::string TileConfig::str() const {
   if (is_auto()) return "auto";
   return depth ? fmt::format("{}x{}x{}", rows, cols, depth) : fmt::format("{}x{}", rows, cols);

@@ -41,7 +41,9 @@ Reference gemm(index_t m, index_t n, index_t k, T alpha, const std::vector<T>& a
     const index_t i = std::min(m - 1, s * r.row_step);
     double* acc = r.value.data() + s * n;
     double* mag = r.bound.data() + s * n;
-    for (index_t p = 0; p < k; ++p) {  // i-p-j order: contiguous rows of B
+    // alpha == 0 reads neither A nor B (NaN or Inf there must not reach C), as reference BLAS.
+    const index_t kk = alpha == T(0) ? 0 : k;
+    for (index_t p = 0; p < kk; ++p) {  // i-p-j order: contiguous rows of B
       const double aip = double(a[std::size_t(i * lda + p)]);
       const T* brow = b.data() + p * ldb;
       for (index_t j = 0; j < n; ++j) {
@@ -53,8 +55,8 @@ Reference gemm(index_t m, index_t n, index_t k, T alpha, const std::vector<T>& a
     for (index_t j = 0; j < n; ++j) {
       // beta == 0 must ignore C entirely (it may hold NaN), so its term is skipped, not multiplied.
       const double cij = beta == T(0) ? 0.0 : double(beta) * double(c[std::size_t(i * ldc + j)]);
-      acc[j] = double(alpha) * acc[j] + cij;
-      mag[j] = std::fabs(double(alpha)) * mag[j] + std::fabs(cij);
+      acc[j] = (kk ? double(alpha) * acc[j] : 0.0) + cij;
+      mag[j] = (kk ? std::fabs(double(alpha)) * mag[j] : 0.0) + std::fabs(cij);
     }
   });
   return r;

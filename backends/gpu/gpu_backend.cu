@@ -1,6 +1,8 @@
 // GpuBackend (gpu_backend.hpp): everything but the kernels and the vendor's gemm library.
 #include "gpu_backend.hpp"
 
+#include <cstdint>
+
 #include <fmt/format.h>
 
 #include "kernels.hpp"
@@ -126,9 +128,34 @@ void* GpuBackend::allocate(std::size_t bytes) {
   void* p = nullptr;
   if (bytes == 0) return nullptr;
   const gpuError_t e = gpuMalloc(&p, bytes);
+#if defined(__HIPCC__)
+  const bool out_of_memory = e == hipErrorOutOfMemory;
+#else
+  const bool out_of_memory = e == cudaErrorMemoryAllocation;
+#endif
+  if (out_of_memory) {
+    (void)gpuGetLastError();  // not sticky: later calls must not see it
+    throw ResourceError(fmt::format("{} could not allocate {} bytes of device memory ({} bytes free): {}", name_,
+                                    bytes, memory_available(), gpuGetErrorString(e)));
+  }
   if (e != gpuSuccess)
     throw DeviceError(fmt::format("{} could not allocate {} bytes: {}", name_, bytes, gpuGetErrorString(e)));
   return p;
+}
+
+std::size_t GpuBackend::memory_available() const {
+  if (!available_) return 0;
+  std::size_t free_bytes = 0, total_bytes = 0;
+#if defined(__HIPCC__)
+  const gpuError_t e = hipMemGetInfo(&free_bytes, &total_bytes);
+#else
+  const gpuError_t e = cudaMemGetInfo(&free_bytes, &total_bytes);
+#endif
+  if (e != gpuSuccess) {
+    (void)gpuGetLastError();
+    return SIZE_MAX;  // unknown: let the allocation itself decide
+  }
+  return free_bytes;
 }
 
 void GpuBackend::deallocate(void* p) noexcept {

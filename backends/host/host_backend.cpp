@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -96,8 +97,11 @@ DeviceInfo cpu_device_info(int threads) {
 
 void* HostBackend::allocate(std::size_t bytes) {
   // 64-byte alignment: whole cache lines and aligned AVX-512 loads for every matrix start.
+  if (bytes > SIZE_MAX - 63) throw ResourceError(fmt::format("backend '{}': {} bytes is too large", name(), bytes));
   void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-  if (!p) throw Error(fmt::format("backend '{}': cannot allocate {} bytes of host memory", name(), bytes));
+  if (!p)
+    throw ResourceError(fmt::format("backend '{}': cannot allocate {} bytes of host memory ({} available)", name(),
+                                    bytes, host_memory_available()));
   return p;
 }
 void HostBackend::deallocate(void* p) noexcept { std::free(p); }
@@ -106,6 +110,19 @@ void HostBackend::copy_to_host(void* dst, const void* src, std::size_t bytes) { 
 void HostBackend::device_copy(void* dst, const void* src, std::size_t bytes) { std::memcpy(dst, src, bytes); }
 
 }  // namespace tilekit::host
+
+namespace tilekit {
+std::size_t host_memory_available() {
+  std::ifstream f("/proc/meminfo");
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("MemAvailable:", 0) == 0) {
+      const unsigned long long kib = std::strtoull(line.c_str() + 13, nullptr, 10);
+      return kib > SIZE_MAX / 1024 ? SIZE_MAX : std::size_t(kib) * 1024;
+    }
+  return SIZE_MAX;
+}
+std::size_t Backend::memory_available() const { return host_memory_available(); }
+}  // namespace tilekit
 
 #include <cmath>
 

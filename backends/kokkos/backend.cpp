@@ -1,8 +1,11 @@
 // The kokkos Backend: Kokkos' lifetime, memory in the default execution space's memory space,
 // what the space offers (DeviceInfo), tile resolution and launch descriptions.
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <exception>
+#include <new>
+#include <type_traits>
 #include <string>
 
 #include "../host/host_backend.hpp"
@@ -133,11 +136,31 @@ class KokkosBackend final : public Backend {
   int priority() const override { return exec_on_gpu() ? 80 : 20; }
 
   void* allocate(std::size_t bytes) override {
-    return guarded("kokkos_malloc", [&] {
-      // kokkos_malloc of zero bytes need not return a usable pointer; an empty matrix still
-      // wants a distinct one.
-      return Kokkos::kokkos_malloc<Mem>("tilekit::Matrix", std::max<std::size_t>(bytes, 1));
-    });
+    try {
+      return guarded("kokkos_malloc", [&] {
+        // kokkos_malloc of zero bytes need not return a usable pointer; an empty matrix still
+        // wants a distinct one.
+        return Kokkos::kokkos_malloc<Mem>("tilekit::Matrix", std::max<std::size_t>(bytes, 1));
+      });
+    } catch (const std::bad_alloc& e) {  // Kokkos' RawMemoryAllocationFailure is one
+      throw ResourceError(std::string("kokkos backend: cannot allocate ") + std::to_string(bytes) + " bytes in " +
+                          Mem::name() + ": " + e.what());
+    }
+  }
+  // Host memory spaces have what the host has; device spaces ask their runtime.
+  std::size_t memory_available() const override {
+    if constexpr (std::is_same_v<Mem, Kokkos::HostSpace>) {
+      return host_memory_available();
+    } else {
+      std::size_t free_bytes = SIZE_MAX;
+      [[maybe_unused]] std::size_t total_bytes = 0;
+#if defined(KOKKOS_ENABLE_CUDA)
+      if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) free_bytes = SIZE_MAX;
+#elif defined(KOKKOS_ENABLE_HIP)
+      if (hipMemGetInfo(&free_bytes, &total_bytes) != hipSuccess) free_bytes = SIZE_MAX;
+#endif
+      return free_bytes;
+    }
   }
   void deallocate(void* p) noexcept override {
     if (p && Kokkos::is_initialized()) Kokkos::kokkos_free<Mem>(p);

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,14 @@ class Backend {
   // backends; nullptr where work runs synchronously on the calling thread). Tile kernels
   // (tile.hpp) launch on it, so they are ordered with tilekit's own operations.
   virtual void* native_queue() const { return nullptr; }
+  // Bytes this backend could allocate now (the memory guard compares a problem's needs with
+  // it before allocating). Default: the host's MemAvailable (/proc/meminfo); GPU backends
+  // ask their runtime. SIZE_MAX when unknown.
+  virtual std::size_t memory_available() const;
+  // Held by the front end (ops, Matrix) around every call into the backend, so that host
+  // threads calling tilekit at once are serialized per backend (kernels may share scratch,
+  // a thread pool or, on GPUs, one stream); different backends still run concurrently.
+  std::recursive_mutex& call_mutex() const { return call_mutex_; }
 
   // Seconds taken by the backend work that fn enqueues, measured with the backend's own
   // clock (device events on GPUs). The default synchronizes around a host steady clock.
@@ -78,7 +87,13 @@ class Backend {
   virtual void gemm_peer(const GemmArgs<float>&);
   virtual void gemm_peer(const GemmArgs<double>&);
   virtual std::string copy_peer_name() const { return "memcpy"; }
+
+ private:
+  mutable std::recursive_mutex call_mutex_;
 };
+
+// MemAvailable of /proc/meminfo in bytes (SIZE_MAX when it cannot be read).
+std::size_t host_memory_available();
 
 // ---- the registry: backends compiled into this build, chosen by name at run time
 // Every backend tilekit knows of, in the order of its registration table, compiled or not.

@@ -24,6 +24,14 @@ template <class T>
 void conv2d(Variant v, const Matrix<T>& in, const Matrix<T>& filter, Matrix<T>& out,
             const TileConfig& tile = {});
 
+// Checks a problem's shape before anything is allocated, with the same rules (and messages)
+// the operations apply to matrices: non-negative sizes, fewer than 2^31 elements per matrix,
+// an odd conv2d filter from 1 to kMaxFilter. Throws tilekit::Error.
+void validate_problem(const Problem& p);
+// Bytes of the problem's operands (inputs and output, densely stored) on the backend, by
+// checked arithmetic: what a call needs allocated before it can run.
+std::size_t operand_bytes(const Problem& p);
+
 // The tile a call would use (after validation), for reports.
 TileConfig resolve_tile(Backend& be, Variant v, const Problem& p, const TileConfig& requested);
 

@@ -44,6 +44,7 @@
 #pragma once
 
 #include <climits>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -150,6 +151,7 @@ template <class K>
 void launch(Backend& be, const Shape& s, const K& kernel) {
   detail::check_shape(be, s);
   if (s.tiles() == 0) return;
+  const std::lock_guard<std::recursive_mutex> lock(be.call_mutex());  // as tilekit's own calls
   const std::string& name = be.name();
   if (!can_launch(name))
     throw Error(std::string("tile kernel '") + s.name + "' cannot run on backend '" + name +

@@ -24,6 +24,20 @@ class DeviceError : public Error {
  public:
   using Error::Error;
 };
+// Memory the problem needs but the device (host or GPU) cannot give: refused up front with
+// both numbers, or an allocation that failed (std::bad_alloc, cudaErrorMemoryAllocation).
+class ResourceError : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
+
+// Checked 64-bit size arithmetic for element and byte counts: every size tilekit computes
+// from user input goes through these, so an overflow is an Error naming `what`, never a
+// wrapped value (the library and the tilekit program share them).
+index_t checked_mul(index_t a, index_t b, std::string_view what);
+index_t checked_add(index_t a, index_t b, std::string_view what);
+// rows x ld elements of `element_bytes` each, as a byte count (throws "too large").
+std::size_t checked_bytes(index_t rows, index_t ld, std::size_t element_bytes, std::string_view what);
 
 enum class Op { gemm, transpose, conv2d };
 enum class Variant { naive, tiled, optimized };

@@ -59,6 +59,7 @@ double median(std::vector<double> v) {
 template <class T, class Fn>
 void measure(Backend& be, const Workload& w, Staged<T>& s, Fn&& call, bool compare_to_reference,
              const RunOptions& o, RunResult& r) {
+  if (o.progress) o.progress("verifying");
   call();
   be.synchronize();
   const std::vector<T> out = s.z.download();
@@ -76,6 +77,7 @@ void measure(Backend& be, const Workload& w, Staged<T>& s, Fn&& call, bool compa
   std::vector<double> times;
   double total = 0;
   for (int i = 0; i < std::max(1, o.reps); ++i) {
+    if (o.progress) o.progress(fmt::format("timing {}/{}", i + 1, std::max(1, o.reps)));
     times.push_back(be.time_seconds(call));
     total += times.back();
     if (total > o.time_budget) break;
@@ -138,7 +140,51 @@ RunResult run_peer_t(Backend& be, const Workload& w, const RunOptions& o) {
   return r;
 }
 
+// Past ~2^34 multiply-adds the full double-precision product would take minutes on the
+// host: check an evenly spaced sample of rows against values, and every element for NaN.
+index_t reference_sample_rows(const Problem& p) {
+  return double(p.m) * p.n * p.k > 0x1p34 ? std::max<index_t>(64, index_t(0x1p33 / (double(p.n) * p.k))) : 0;
+}
+
 }  // namespace
+
+void check_memory(const Problem& p, const std::vector<Backend*>& backends) {
+  const std::string what = "the memory this problem needs";
+  const index_t e = index_t(size_of(p.dtype));
+  index_t in = 0, out = checked_mul(p.m, p.n, what);
+  switch (p.op) {
+    case Op::gemm: in = checked_add(checked_mul(p.m, p.k, what), checked_mul(p.k, p.n, what), what); break;
+    case Op::transpose: in = out; break;
+    case Op::conv2d: in = checked_add(out, checked_mul(p.k, p.k, what), what); break;
+  }
+  const index_t sample = reference_sample_rows(p);
+  const index_t ref_out = sample > 0 && p.op == Op::gemm ? checked_mul(std::min(p.m, sample + 1), p.n, what) : out;
+  // Inputs drawn in double, the reference's values and bounds, the inputs narrowed to T while
+  // the reference is computed, and per row the poison and the downloaded output (a copy peer
+  // also downloads its input).
+  index_t host = checked_add(checked_mul(in, 8 + e, what), checked_mul(ref_out, 16, what), what);
+  host = checked_add(host, checked_mul(checked_add(out, in, what), e, what), what);
+  const std::size_t host_avail = host_memory_available();
+  const std::size_t operands = operand_bytes(p);
+  for (Backend* be : backends) {
+    const bool on_host = be->info().kind == DeviceKind::cpu;
+    const std::size_t host_need = std::size_t(host) + (on_host ? operands : 0);
+    if (host_need > host_avail)
+      throw ResourceError(fmt::format(
+          "not enough memory: {} {}x{}x{} ({}) on backend '{}' needs {} bytes of host memory ({} for inputs, reference "
+          "and transfers{}), but {} bytes are available (MemAvailable)",
+          to_string(p.op), p.m, p.n, p.k, to_string(p.dtype), be->name(), host_need, host,
+          on_host ? fmt::format(", {} for the operands", operands) : "", host_avail));
+    if (!on_host) {
+      const std::size_t dev_avail = be->memory_available();
+      if (operands > dev_avail)
+        throw ResourceError(fmt::format("not enough device memory: {} {}x{}x{} ({}) needs {} bytes on backend '{}', "
+                                        "but its device has {} bytes free",
+                                        to_string(p.op), p.m, p.n, p.k, to_string(p.dtype), operands, be->name(),
+                                        dev_avail));
+    }
+  }
+}
 
 Workload Workload::make(const Problem& p, std::uint64_t seed) {
   Workload w;
@@ -161,7 +207,7 @@ Workload Workload::make(const Problem& p, std::uint64_t seed) {
         // Past ~2^34 multiply-adds the full double-precision product would take minutes on the
         // host: check an evenly spaced sample of rows against values, and every element for NaN.
         *ref = verify::gemm<T>(p.m, p.n, p.k, T(1), narrow<T>(w.a), p.k, narrow<T>(w.b), p.n, T(0), {}, p.n,
-                               double(p.m) * p.n * p.k > 0x1p34 ? std::max<index_t>(64, index_t(0x1p33 / (double(p.n) * p.k))) : 0);
+                               reference_sample_rows(p));
         break;
       case Op::transpose:
         w.a = draw(p.m * p.n, 1);

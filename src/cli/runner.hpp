@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -27,7 +28,14 @@ struct RunOptions {
   int reps = 10;             // timed repetitions (at least one always runs)
   double time_budget = 3.0;  // stop repeating once this many timed seconds have accumulated
   TileConfig tile;           // auto by default
+  std::function<void(const std::string&)> progress;  // told each stage ("verifying", "timing 3/10")
 };
+
+// The memory guard: what running `p` on these backends one after another needs (the host's
+// inputs, reference and transfer buffers; each backend's operands, counted against the host
+// for CPU backends) against what each has. Throws ResourceError with both numbers, before
+// anything is allocated.
+void check_memory(const Problem& p, const std::vector<Backend*>& backends);
 
 struct RunResult {
   std::string backend, variant, device;  // variant is the peer's name for peer rows
