@@ -165,7 +165,7 @@ void run_kokkos(const Shape& s, const K& kernel) {
     const int most = policy.team_size_max(f, Kokkos::ParallelForTag());
     if (s.lanes.count() > most)
       throw Error(std::string("tile kernel '") + s.name + "' is launched with " + std::to_string(s.lanes.count()) +
-                  " lanes per tile, but Kokkos' " + KokkosExec::name() + " offers teams of at most " +
+                  " lanes per tile, but Kokkos' " + detail::KokkosExec::name() + " offers teams of at most " +
                   std::to_string(most) + " threads for it");
     Kokkos::parallel_for(label, policy, f);
 #endif
