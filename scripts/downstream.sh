@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Uses tilekit the way a downstream project does: installs the build (build/ by default, as
+# scripts/test.sh leaves it) into a temporary prefix, then
+#   - builds examples/downstream/ with find_package(tilekit CONFIG REQUIRED COMPONENTS <all of its
+#     backends>) and runs it (plugins from the prefix, through TILEKIT_PLUGIN_PATH),
+#   - checks that asking for a backend the package lacks fails at configure time, naming it,
+#   - builds the same program with `pkg-config --cflags --libs tilekit` and runs it,
+#   - runs the installed `tilekit info`, and, when the cuda plugin is installed, again with the
+#     CUDA libraries hidden from the loader: it must list cuda as unavailable with the reason,
+#   - packs the build with `cpack -G DEB` and lists the package.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+step() { printf '\n== downstream: %s\n' "$*"; }
+
+step "install $build into a temporary prefix"
+cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" || { cat "$tmp/install.log"; exit 1; }
+backends=$(sed -n 's/^#define TILEKIT_BACKENDS "\(.*\)"/\1/p' "$prefix/include/tilekit/config.hpp" | tr , ';')
+echo "installed backends: $backends"
+export TILEKIT_PLUGIN_PATH=$(dirname "$(find "$prefix" -name 'tilekit-*.so' -print -quit 2>/dev/null || true)")
+[ "$TILEKIT_PLUGIN_PATH" = . ] && unset TILEKIT_PLUGIN_PATH
+
+step "find_package(tilekit CONFIG REQUIRED COMPONENTS $backends)"
+cmake -S "$root/examples/downstream" -B "$tmp/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" "-DTILEKIT_COMPONENTS=$backends" >"$tmp/cmake.log" 2>&1 ||
+  { cat "$tmp/cmake.log"; exit 1; }
+grep "tilekit " "$tmp/cmake.log"
+cmake --build "$tmp/cmake" >/dev/null
+"$tmp/cmake/downstream"
+
+missing=hip
+case ";$backends;" in *";hip;"*) missing=no_such_backend ;; esac
+step "a missing component ($missing) must fail at configure time"
+if cmake -S "$root/examples/downstream" -B "$tmp/cmake-missing" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+     "-DTILEKIT_COMPONENTS=serial;$missing" >"$tmp/missing.log" 2>&1; then
+  echo "FAIL: find_package accepted the component '$missing'"; exit 1
+fi
+msg=$(tr -s ' \n' '  ' <"$tmp/missing.log")  # CMake wraps the message
+grep -o "tilekit at [^ ]* was built without the backend(s) $missing; it has: [^.]*\." <<<"$msg" ||
+  { cat "$tmp/missing.log"; echo "FAIL: no clear message for '$missing'"; exit 1; }
+
+step "pkg-config"
+export PKG_CONFIG_PATH="$(dirname "$(find "$prefix" -name tilekit.pc -print -quit)")"
+echo "pkg-config --libs tilekit: $(pkg-config --libs tilekit)"
+# shellcheck disable=SC2046
+g++ -std=c++17 -O1 "$root/examples/downstream/main.cpp" -o "$tmp/downstream-pc" $(pkg-config --cflags --libs tilekit)
+"$tmp/downstream-pc" >/dev/null && echo "the pkg-config build runs and verifies"
+
+step "the installed program"
+env -u TILEKIT_PLUGIN_PATH "$prefix/bin/tilekit" info | grep -E "^tilekit|^compiled|unavailable|^\[" || true
+if [ -n "$(find "$prefix" -name tilekit-cuda.so)" ]; then
+  step "the installed program where the CUDA libraries are not on the loader's path"
+  # --inhibit-cache: ld.so ignores /etc/ld.so.cache, where the CUDA toolkit registers its lib
+  # directory; the system directories still serve everything else.
+  out=$(env -u TILEKIT_PLUGIN_PATH /lib64/ld-linux-x86-64.so.2 --inhibit-cache "$prefix/bin/tilekit" info)
+  echo "$out" | grep "^\[cuda\]"
+  echo "$out" | grep -q "^\[cuda\] unavailable: .*libcudart.so.*cannot open shared object file" ||
+    { echo "FAIL: cuda is not listed as unavailable with the loader's reason"; exit 1; }
+fi
+
+step "cpack -G DEB"
+(cd "$build" && cpack -G DEB -B "$tmp/deb" >"$tmp/cpack.log" 2>&1) || { cat "$tmp/cpack.log"; exit 1; }
+deb=$(find "$tmp/deb" -maxdepth 1 -name '*.deb' -print -quit)
+dpkg-deb --info "$deb" | grep -E "Package|Version|Depends"
+dpkg-deb --contents "$deb" | awk '{print $6}' | grep -E "bin/tilekit$|libtilekit|tilekitConfig.cmake|tilekit.pc|config.hpp|tilekit-.*\.so"
+echo "downstream: ok"
