@@ -17,6 +17,10 @@ foreach(p IN LISTS TILEKIT_PLUGINS)
   install(TARGETS tilekit_backend_${p} LIBRARY DESTINATION ${TILEKIT_PLUGIN_INSTALL_DIR})
 endforeach()
 if(TILEKIT_BUILD_CLI)
+  if(BUILD_SHARED_LIBS)  # the installed program finds its libtilekit.so wherever the prefix is
+    file(RELATIVE_PATH _tk_rel ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR})
+    set_target_properties(tilekit_cli PROPERTIES INSTALL_RPATH "$ORIGIN/${_tk_rel}")
+  endif()
   install(TARGETS tilekit_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 

@@ -54,12 +54,36 @@ env -u TILEKIT_PLUGIN_PATH "$prefix/bin/tilekit" info | grep -E "^tilekit|^compi
 if [ -n "$(find "$prefix" -name tilekit-cuda.so)" ]; then
   step "the installed program where the CUDA libraries are not on the loader's path"
   # --inhibit-cache: ld.so ignores /etc/ld.so.cache, where the CUDA toolkit registers its lib
-  # directory; the system directories still serve everything else.
-  out=$(env -u TILEKIT_PLUGIN_PATH /lib64/ld-linux-x86-64.so.2 --inhibit-cache "$prefix/bin/tilekit" info)
+  # directory; the system directories still serve everything else. (Run through ld.so, the
+  # program is not where /proc/self/exe says: TILEKIT_PLUGIN_PATH names the plugins.)
+  out=$(/lib64/ld-linux-x86-64.so.2 --inhibit-cache "$prefix/bin/tilekit" info)
   echo "$out" | grep "^\[cuda\]"
   echo "$out" | grep -q "^\[cuda\] unavailable: .*libcudart.so.*cannot open shared object file" ||
     { echo "FAIL: cuda is not listed as unavailable with the loader's reason"; exit 1; }
 fi
+
+step "as a subproject (add_subdirectory; serial only, to keep it short)"
+mkdir -p "$tmp/parent"
+cp "$root/examples/downstream/main.cpp" "$tmp/parent/"
+cat >"$tmp/parent/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.22)
+project(parent LANGUAGES CXX)
+add_subdirectory("$root" tilekit)
+foreach(t tilekit_tests tilekit_cli tilekit_quickstart)
+  if(TARGET \${t})
+    message(FATAL_ERROR "tilekit as a subproject defines \${t}: tests and program must be off")
+  endif()
+endforeach()
+add_executable(app main.cpp)
+target_link_libraries(app PRIVATE tilekit::tilekit)
+CMAKE
+cmake -S "$tmp/parent" -B "$tmp/parent/build" -G Ninja -DTILEKIT_ENABLE_OPENMP=OFF -DTILEKIT_ENABLE_KOKKOS=OFF \
+  -DTILEKIT_ENABLE_CUDA=OFF -DTILEKIT_ENABLE_HIP=OFF >"$tmp/parent.log" 2>&1 || { cat "$tmp/parent.log"; exit 1; }
+if grep -E "^CMAKE_BUILD_TYPE:[A-Z]*=." "$tmp/parent/build/CMakeCache.txt"; then
+  echo "FAIL: tilekit set the parent's CMAKE_BUILD_TYPE"; exit 1
+fi
+cmake --build "$tmp/parent/build" >/dev/null
+"$tmp/parent/build/app" | head -2
 
 step "cpack -G DEB"
 (cd "$build" && cpack -G DEB -B "$tmp/deb" >"$tmp/cpack.log" 2>&1) || { cat "$tmp/cpack.log"; exit 1; }

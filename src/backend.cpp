@@ -112,12 +112,12 @@ std::string core_directory() {
   return slash == std::string::npos ? std::string(".") : file.substr(0, slash);
 }
 
-// Where plugins are looked for, in order: next to libtilekit (or the static program), and the
-// install layout's plugin directory seen from there; TILEKIT_PLUGIN_PATH (':'-separated); the
-// build tree this libtilekit was built in; the configured install directory.
+// Where plugins are looked for, in order: next to libtilekit (or the static program), the
+// install layout's plugin directory seen from there, and its parent (a build tree: tests/ under
+// it); then TILEKIT_PLUGIN_PATH (':'-separated); then the configured install directory.
 std::vector<std::string> plugin_directories() {
   const std::string core = core_directory();
-  std::vector<std::string> dirs{core, core + "/tilekit", core + "/" TILEKIT_PLUGIN_DIR_FROM_BIN};
+  std::vector<std::string> dirs{core, core + "/tilekit", core + "/" TILEKIT_PLUGIN_DIR_FROM_BIN, core + "/.."};
   if (const char* env = std::getenv("TILEKIT_PLUGIN_PATH")) {
     std::string s = env;
     for (std::size_t start = 0; start <= s.size();) {
@@ -126,7 +126,6 @@ std::vector<std::string> plugin_directories() {
       start = end + 1;
     }
   }
-  dirs.emplace_back(TILEKIT_PLUGIN_BUILD_DIR);
   dirs.emplace_back(TILEKIT_PLUGIN_INSTALL_DIR);
   return dirs;
 }
@@ -142,8 +141,11 @@ std::unique_ptr<Backend> load_plugin_file(const std::string& name, const std::st
   // Never closed: the backend's code must outlive it, and GPU runtimes do not like being unloaded.
   void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    const char* e = dlerror();
-    why = e ? e : fmt::format("{}: dlopen failed", path);
+    // The loader names the plugin only when the plugin itself is at fault; a missing runtime
+    // reads "libcudart.so.13: cannot open shared object file...": say which plugin needs it.
+    const char* err = dlerror();
+    const std::string e = err ? err : "dlopen failed";
+    why = e.rfind(path, 0) == 0 ? e : fmt::format("{}: {}", path, e);
     return nullptr;
   }
   auto* abi = reinterpret_cast<tilekit_plugin_abi_fn*>(::dlsym(h, "tilekit_plugin_abi"));
@@ -192,16 +194,23 @@ std::unique_ptr<Backend> load_plugin(const std::string& name) {
 
 namespace {
 
+struct Registry;
+Registry& registry();
+
 struct Registry {
-  std::vector<std::pair<std::string, std::unique_ptr<Backend> (*)()>> factories;
+  struct Entry {
+    std::string name;
+    std::unique_ptr<Backend> (*factory)();
+    bool plugin;
+  };
+  std::vector<Entry> factories;
   std::map<std::string, std::unique_ptr<Backend>> made;
   std::vector<std::string> order;  // construction order, destroyed in reverse
   std::mutex mu;
 
   Registry() {
-#define TILEKIT_BACKEND(name) factories.emplace_back(#name, &detail::make_##name##_backend);
-#define TILEKIT_PLUGIN(name) \
-  factories.emplace_back(#name, [] { return detail::load_plugin(#name); });
+#define TILEKIT_BACKEND(name) factories.push_back({#name, &detail::make_##name##_backend, false});
+#define TILEKIT_PLUGIN(name) factories.push_back({#name, [] { return detail::load_plugin(#name); }, true});
 #include "tilekit_backends.inc"
 #undef TILEKIT_BACKEND
 #undef TILEKIT_PLUGIN
@@ -213,13 +222,26 @@ struct Registry {
   Backend* get(const std::string& n) {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = made.find(n); it != made.end()) return it->second.get();
-    for (auto& [fname, factory] : factories)
-      if (fname == n) {
-        auto* raw = (made[n] = factory()).get();
+    for (auto& f : factories)
+      if (f.name == n) {
+        auto* raw = (made[n] = f.factory()).get();
         order.push_back(n);
+        // A plugin's runtime (libcudart, libamdhip64) was loaded just now, after this registry
+        // was built, so its exit handlers would run before the registry's destructor and the
+        // backend would release its streams into a runtime already torn down. Exit handlers run
+        // in reverse order of registration: one registered now runs before the runtime's.
+        if (f.plugin) std::atexit(+[] { registry().drop_plugins(); });
         return raw;
       }
     return nullptr;
+  }
+  void drop_plugins() {
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto& f : factories)
+      if (f.plugin && made.count(f.name)) {
+        made.erase(f.name);
+        order.erase(std::find(order.begin(), order.end(), f.name));
+      }
   }
 };
 
@@ -238,7 +260,7 @@ std::vector<std::string> known_backends() {
 
 std::vector<std::string> compiled_backends() {
   std::vector<std::string> v;
-  for (auto& f : registry().factories) v.push_back(f.first);
+  for (auto& f : registry().factories) v.push_back(f.name);
   return v;
 }
 
