@@ -81,6 +81,7 @@ GpuBackend::GpuBackend(std::string name, int priority) : name_(std::move(name)),
     info_.compute_units = props_.sm_count;
     info_.simd_width = props_.warp_size;
     info_.scratch_bytes = props_.smem_per_block_optin;
+    info_.max_tile_lanes = props_.max_threads_per_block;
     info_.l2_bytes = props_.l2_bytes;
     info_.extra = {
         {"compute capability", fmt::format("{}.{}", props_.cc_major, props_.cc_minor)},

@@ -34,6 +34,7 @@ class GpuBackend : public Backend {
   void copy_to_host(void* host_dst, const void* src, std::size_t bytes) override;
   void device_copy(void* dst, const void* src, std::size_t bytes) override;
   void synchronize() override;
+  void* native_queue() const override { return stream_; }
   double time_seconds(const std::function<void()>& fn) override;
 
   TileConfig resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const override;

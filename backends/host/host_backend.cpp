@@ -121,8 +121,16 @@ TileConfig auto_cpu_tile(const DeviceInfo& info, const Problem& p) {
   const double e = double(size_of(p.dtype));
   switch (p.op) {
     case Op::gemm: {
-      const int t = int(std::sqrt(double(info.l2_bytes) / 2.0 / (3.0 * e)));
-      return {round_down(t, 16), round_down(t, 16), round_down(t, 16)};
+      // A, B and the accumulators of a square tile in half the L2, at one of the widths the
+      // portable tiled kernel compiles for CPUs (its lane loop then vectorises).
+      const int fit = int(std::sqrt(double(info.l2_bytes) / 2.0 / (3.0 * e)));
+      int t = 8;
+      for (int w : {64, 32, 16})
+        if (w <= fit) {
+          t = w;
+          break;
+        }
+      return {t, t, t};
     }
     case Op::transpose: {
       const int t = int(std::sqrt(double(info.l1_bytes) / 2.0 / (2.0 * e)));

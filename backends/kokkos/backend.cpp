@@ -71,6 +71,7 @@ DeviceInfo make_info() {
   d.kind = exec_on_gpu() ? DeviceKind::gpu : DeviceKind::cpu;
   d.compute_units = Exec().concurrency();
   d.scratch_bytes = scratch_max();
+  d.max_tile_lanes = exec_on_gpu() ? 1024 : 0;  // teams of one lane per thread on GPUs (run_kokkos checks the exact limit)
   d.simd_width = TeamPolicy::vector_length_max();
   if (exec_on_gpu()) {
 #if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION >= 40000

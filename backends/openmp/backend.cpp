@@ -10,6 +10,9 @@
 
 #include "openmp.hpp"
 #include "simd.hpp"
+#include "../portable/conv2d_tiled.hpp"
+#include "../portable/gemm_tiled.hpp"
+#include "../portable/transpose_tiled.hpp"
 #include "tilekit/ops.hpp"
 
 namespace tilekit {
@@ -96,24 +99,28 @@ class OpenmpBackend final : public host::HostBackend {
   void conv2d(Variant v, const Conv2dArgs<double>& a, const TileConfig& t) override { run_conv2d(v, a, t); }
 
  private:
+  // The tiled variants: OpenMP threads over tiles, each tile on one thread.
+  static constexpr auto on_all_threads = [](const tile::Shape& s, const auto& kernel) {
+    tile::run_host(s, kernel, max_threads());
+  };
   template <class T> void run_gemm(Variant v, const GemmArgs<T>& a, const TileConfig& t) const {
     switch (v) {
       case Variant::naive: return gemm_naive(a);
-      case Variant::tiled: return gemm_tiled(a, t);
+      case Variant::tiled: return portable::gemm_tiled<false>(a, t, on_all_threads);
       case Variant::optimized: return gemm_optimized(a, t, info_.l3_bytes);
     }
   }
   template <class T> void run_transpose(Variant v, const TransposeArgs<T>& a, const TileConfig& t) const {
     switch (v) {
       case Variant::naive: return transpose_naive(a);
-      case Variant::tiled: return transpose_tiled(a, t);
+      case Variant::tiled: return portable::transpose_tiled(a, t, {t.cols, 1}, on_all_threads);
       case Variant::optimized: return transpose_optimized(a, t, info_.l3_bytes);
     }
   }
   template <class T> static void run_conv2d(Variant v, const Conv2dArgs<T>& a, const TileConfig& t) {
     switch (v) {
       case Variant::naive: return conv2d_naive(a);
-      case Variant::tiled: return conv2d_tiled(a, t);
+      case Variant::tiled: return portable::conv2d_tiled<false>(a, t, {t.cols, t.rows}, 1, on_all_threads);
       case Variant::optimized: return conv2d_optimized(a, t);
     }
   }

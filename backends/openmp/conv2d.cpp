@@ -38,48 +38,7 @@ void conv2d_naive(const Conv2dArgs<T>& a) {
 }
 
 // ---------------------------------------------------------------- tiled
-// The tiled variants: cache blocking, the CPU analogue of the textbook shared-memory GPU kernel.
-// A GPU block copies its tiles into shared memory by hand; here the tile sizes alone (derived
-// from the cache sizes at run time, see backend.cpp) make the caches keep each tile while it is
-// reused. Threads take whole output tiles, statically, so no two threads write one cache line
-// of the output except at tile borders, and every element is summed in the same order each run.
-
-// The PMPP input-tile scheme: each thread copies its output tile's input plus the R-1 halo
-// into a private buffer (zeros outside the image, so the compute loops need no border checks),
-// then computes the whole output tile from that buffer while it sits in L1.
-template <class T>
-void conv2d_tiled(const Conv2dArgs<T>& a, const TileConfig& t) {
-  const index_t half = a.r / 2, sw = t.cols + a.r - 1;
-  const index_t tiles_r = (a.h + t.rows - 1) / t.rows, tiles_c = (a.w + t.cols - 1) / t.cols;
-#pragma omp parallel
-  {
-    std::vector<T> tile(std::size_t((t.rows + a.r - 1) * sw)), acc(std::size_t(t.cols));
-#pragma omp for schedule(static) collapse(2)
-    for (index_t bi = 0; bi < tiles_r; ++bi)
-      for (index_t bj = 0; bj < tiles_c; ++bj) {
-        const index_t i0 = bi * t.rows, j0 = bj * t.cols;
-        const index_t th = std::min<index_t>(t.rows, a.h - i0), tw = std::min<index_t>(t.cols, a.w - j0);
-        for (index_t y = 0; y < th + a.r - 1; ++y)  // load phase: tile plus halo, zero fill
-          for (index_t x = 0; x < tw + a.r - 1; ++x) {
-            const index_t gy = i0 + y - half, gx = j0 + x - half;
-            tile[std::size_t(y * sw + x)] =
-                (gy >= 0 && gy < a.h && gx >= 0 && gx < a.w) ? a.in[gy * a.ld_in + gx] : T(0);
-          }
-        // Compute phase, no border checks. Taps outermost and columns innermost: the inner loop
-        // is unit stride (it vectorizes), and each output still sums its taps in (fi, fj) order.
-        for (index_t i = 0; i < th; ++i) {
-          std::fill(acc.begin(), acc.begin() + tw, T(0));
-          for (index_t fi = 0; fi < a.r; ++fi)
-            for (index_t fj = 0; fj < a.r; ++fj) {
-              const T f = a.filter[fi * a.r + fj];
-              const T* src = tile.data() + (i + fi) * sw + fj;
-              for (index_t j = 0; j < tw; ++j) acc[std::size_t(j)] += f * src[j];
-            }
-          std::copy(acc.begin(), acc.begin() + tw, a.out + (i0 + i) * a.ld_out + j0);
-        }
-      }
-  }
-}
+// The tiled variant is the portable one (backends/portable/conv2d_tiled.hpp), run by backend.cpp.
 
 // ---------------------------------------------------------------- optimized
 // The optimized variants' drivers: tile choice, the static split of the work across the OpenMP
@@ -149,8 +108,6 @@ std::string conv2d_optimized_launch(const Problem& p, const TileConfig& t) {
 
 template void conv2d_naive<float>(const Conv2dArgs<float>&);
 template void conv2d_naive<double>(const Conv2dArgs<double>&);
-template void conv2d_tiled<float>(const Conv2dArgs<float>&, const TileConfig&);
-template void conv2d_tiled<double>(const Conv2dArgs<double>&, const TileConfig&);
 template void conv2d_optimized<float>(const Conv2dArgs<float>&, const TileConfig&);
 template void conv2d_optimized<double>(const Conv2dArgs<double>&, const TileConfig&);
 

@@ -33,51 +33,7 @@ void gemm_naive(const GemmArgs<T>& g) {
 }
 
 // ---------------------------------------------------------------- tiled
-// The tiled variants: cache blocking, the CPU analogue of the textbook shared-memory GPU kernel.
-// A GPU block copies its tiles into shared memory by hand; here the tile sizes alone (derived
-// from the cache sizes at run time, see backend.cpp) make the caches keep each tile while it is
-// reused. Threads take whole output tiles, statically, so no two threads write one cache line
-// of the output except at tile borders, and every element is summed in the same order each run.
-
-// Each thread owns whole tiles of C. For one tile, K is walked in steps of `depth`: the A block
-// (rows x depth) and the B block (depth x cols) stay in the L2 while every element of the C
-// block uses them, as a thread block reuses its shared-memory tiles. Partial sums live in a
-// per-thread accumulator, so C is read once (for beta) and written once.
-template <class T>
-void gemm_tiled(const GemmArgs<T>& g, const TileConfig& t) {
-  const index_t tm = t.rows, tn = t.cols, tk = t.depth;
-  const index_t tiles_m = (g.m + tm - 1) / tm, tiles_n = (g.n + tn - 1) / tn;
-#pragma omp parallel
-  {
-    std::vector<T> acc(std::size_t(tm * tn));
-#pragma omp for schedule(static) collapse(2)
-    for (index_t bi = 0; bi < tiles_m; ++bi)
-      for (index_t bj = 0; bj < tiles_n; ++bj) {
-        const index_t i0 = bi * tm, i1 = std::min(g.m, i0 + tm);
-        const index_t j0 = bj * tn, j1 = std::min(g.n, j0 + tn), w = j1 - j0;
-        std::fill(acc.begin(), acc.end(), T(0));
-        for (index_t p0 = 0; p0 < g.k; p0 += tk) {
-          const index_t p1 = std::min(g.k, p0 + tk);
-          for (index_t i = i0; i < i1; ++i) {
-            T* arow = acc.data() + (i - i0) * tn;
-            for (index_t p = p0; p < p1; ++p) {
-              const T aip = g.a[i * g.lda + p];
-              const T* brow = g.b + p * g.ldb + j0;
-              for (index_t j = 0; j < w; ++j) arow[j] += aip * brow[j];  // unit stride: vectorizes
-            }
-          }
-        }
-        for (index_t i = i0; i < i1; ++i) {
-          const T* arow = acc.data() + (i - i0) * tn;
-          T* crow = g.c + i * g.ldc + j0;
-          if (g.beta == T(0))
-            for (index_t j = 0; j < w; ++j) crow[j] = g.alpha * arow[j];
-          else
-            for (index_t j = 0; j < w; ++j) crow[j] = g.alpha * arow[j] + g.beta * crow[j];
-        }
-      }
-  }
-}
+// The tiled variant is the portable one (backends/portable/gemm_tiled.hpp), run by backend.cpp.
 
 // ---------------------------------------------------------------- optimized
 // The optimized variants' drivers: tile choice, the static split of the work across the OpenMP
@@ -224,8 +180,6 @@ std::string gemm_optimized_launch(DType t, const TileConfig& tile) {
 
 template void gemm_naive<float>(const GemmArgs<float>&);
 template void gemm_naive<double>(const GemmArgs<double>&);
-template void gemm_tiled<float>(const GemmArgs<float>&, const TileConfig&);
-template void gemm_tiled<double>(const GemmArgs<double>&, const TileConfig&);
 template void gemm_optimized<float>(const GemmArgs<float>&, const TileConfig&, std::size_t);
 template void gemm_optimized<double>(const GemmArgs<double>&, const TileConfig&, std::size_t);
 

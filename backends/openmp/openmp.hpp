@@ -2,8 +2,9 @@
 // shared memory explicitly, a CPU keeps them in its caches implicitly, provided the blocks are
 // sized to fit; this backend shows the same three steps as the GPU backends:
 //   naive      the plain loops, rows of the output split across the OpenMP threads;
-//   tiled      cache blocking (loop tiles sized from the caches read at run time), threads over
-//              output tiles: the CPU analogue of the textbook shared-memory kernel;
+//   tiled      the portable tiled kernels (backends/portable/, on the tile layer) with tiles sized
+//              from the caches read at run time, OpenMP threads over tiles: the CPU analogue of
+//              the textbook shared-memory kernel;
 //   optimized  gemm in the GotoBLAS/BLIS structure (packed panels, register-blocked SIMD
 //              micro-kernel), transpose with in-register transposes and streaming stores, conv2d
 //              with register-blocked rows that reuse every loaded vector for several outputs.
@@ -48,10 +49,9 @@ class Workspace {
 // optimized conv2d copies its tiles into tls_a_pack.
 extern thread_local Workspace tls_a_pack, tls_b_panels;
 
-// ---- gemm (gemm.cpp): naive and tiled in portable C++, optimized a driver around the
+// ---- gemm (gemm.cpp): naive in plain C++ (tiled: backends/portable/), optimized a driver around the
 // dispatched SIMD kernels (simd.hpp, gemm_simd.cpp)
 template <class T> void gemm_naive(const GemmArgs<T>& g);
-template <class T> void gemm_tiled(const GemmArgs<T>& g, const TileConfig& t);
 // The automatic gemm tile: rows = mc, cols = nc, depth = kc: the packed A block (mc x kc) and
 // the chunk of the packed B panel (kc x nc) that share the L2, derived from the L1 and L2 sizes
 // and the dispatched micro-kernel's register block.
@@ -60,10 +60,9 @@ std::string gemm_optimized_launch(DType t, const TileConfig& tile);
 // The B panel each thread packs per K step is sized from its share of `l3_bytes`.
 template <class T> void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes);
 
-// ---- transpose (transpose.cpp): naive and tiled in portable C++, optimized a driver around the
+// ---- transpose (transpose.cpp): naive in plain C++ (tiled: backends/portable/), optimized a driver around the
 // dispatched SIMD kernels (simd.hpp, transpose_simd.cpp)
 template <class T> void transpose_naive(const TransposeArgs<T>& a);
-template <class T> void transpose_tiled(const TransposeArgs<T>& a, const TileConfig& t);
 // The tiled transpose's automatic tile: tall and 8 columns wide (see transpose.cpp for why).
 TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t);
 // Transpose: rows x cols blocks of the input, split across threads; streaming (non-temporal)
@@ -72,10 +71,9 @@ TileConfig transpose_optimized_tile(const DeviceInfo& info, DType t);
 std::string transpose_optimized_launch(DType t, const TileConfig& tile);
 template <class T> void transpose_optimized(const TransposeArgs<T>& a, const TileConfig& t, std::size_t stream_above);
 
-// ---- conv2d (conv2d.cpp): naive and tiled in portable C++, optimized a driver around the
+// ---- conv2d (conv2d.cpp): naive in plain C++ (tiled: backends/portable/), optimized a driver around the
 // dispatched SIMD kernels (simd.hpp, conv2d_simd.cpp)
 template <class T> void conv2d_naive(const Conv2dArgs<T>& a);
-template <class T> void conv2d_tiled(const Conv2dArgs<T>& a, const TileConfig& t);
 // conv2d: rows x cols output tiles, copied with their halo into a per-thread buffer.
 TileConfig conv2d_optimized_tile(const DeviceInfo& info, const Problem& p);
 std::string conv2d_optimized_launch(const Problem& p, const TileConfig& tile);

@@ -23,12 +23,8 @@ void transpose_naive(const TransposeArgs<T>& a) {
 }
 
 // ---------------------------------------------------------------- tiled
-// The tiled variants: cache blocking, the CPU analogue of the textbook shared-memory GPU kernel.
-// A GPU block copies its tiles into shared memory by hand; here the tile sizes alone (derived
-// from the cache sizes at run time, see backend.cpp) make the caches keep each tile while it is
-// reused. Threads take whole output tiles, statically, so no two threads write one cache line
-// of the output except at tile borders, and every element is summed in the same order each run.
-
+// The tiled variant is the portable one (backends/portable/transpose_tiled.hpp), run by
+// backend.cpp over tiles of this shape, on every thread.
 TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t) {
   // The block's output rows are ld_out elements apart. For the power-of-two sizes everyone
   // benchmarks, that stride maps every one of them to the same L1 set, and an 8-way L1 (every
@@ -40,21 +36,6 @@ TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t) {
   constexpr int kWays = 8;
   const int rows = std::max(kWays, int(info.l1_bytes / 4 / (kWays * size_of(t))) / kWays * kWays);
   return {rows, kWays, 0};
-}
-
-// Blocks whose output lines stay in L1 (see transpose_tiled_tile), so each output line is
-// written completely before it is evicted, and each input line is read once per block.
-template <class T>
-void transpose_tiled(const TransposeArgs<T>& a, const TileConfig& t) {
-  const index_t tiles_r = (a.rows + t.rows - 1) / t.rows, tiles_c = (a.cols + t.cols - 1) / t.cols;
-#pragma omp parallel for schedule(static) collapse(2)
-  for (index_t bi = 0; bi < tiles_r; ++bi)
-    for (index_t bj = 0; bj < tiles_c; ++bj) {
-      const index_t i0 = bi * t.rows, i1 = std::min(a.rows, i0 + t.rows);
-      const index_t j0 = bj * t.cols, j1 = std::min(a.cols, j0 + t.cols);
-      for (index_t i = i0; i < i1; ++i)
-        for (index_t j = j0; j < j1; ++j) a.out[j * a.ld_out + i] = a.in[i * a.ld_in + j];
-    }
 }
 
 // ---------------------------------------------------------------- optimized
@@ -98,8 +79,6 @@ std::string transpose_optimized_launch(DType dt, const TileConfig& t) {
 
 template void transpose_naive<float>(const TransposeArgs<float>&);
 template void transpose_naive<double>(const TransposeArgs<double>&);
-template void transpose_tiled<float>(const TransposeArgs<float>&, const TileConfig&);
-template void transpose_tiled<double>(const TransposeArgs<double>&, const TileConfig&);
 template void transpose_optimized<float>(const TransposeArgs<float>&, const TileConfig&, std::size_t);
 template void transpose_optimized<double>(const TransposeArgs<double>&, const TileConfig&, std::size_t);
 

@@ -1,6 +1,9 @@
 #include <fmt/format.h>
 
 #include "serial.hpp"
+#include "../portable/conv2d_tiled.hpp"
+#include "../portable/gemm_tiled.hpp"
+#include "../portable/transpose_tiled.hpp"
 #include "tilekit/ops.hpp"
 
 namespace tilekit {
@@ -34,14 +37,19 @@ class SerialBackend final : public host::HostBackend {
   void conv2d(Variant v, const Conv2dArgs<double>& a, const TileConfig& t) override { run_conv2d(v, a, t); }
 
  private:
+  // The tiled variants: one thread runs every tile, in order.
+  static constexpr auto on_this_thread = [](const tile::Shape& s, const auto& kernel) { tile::run_host(s, kernel, 1); };
   template <class T> static void run_gemm(Variant v, const GemmArgs<T>& a, const TileConfig& t) {
-    v == Variant::naive ? gemm_naive(a) : gemm_tiled(a, t);
+    if (v == Variant::naive) return gemm_naive(a);
+    portable::gemm_tiled<false>(a, t, on_this_thread);
   }
   template <class T> static void run_transpose(Variant v, const TransposeArgs<T>& a, const TileConfig& t) {
-    v == Variant::naive ? transpose_naive(a) : transpose_tiled(a, t);
+    if (v == Variant::naive) return transpose_naive(a);
+    portable::transpose_tiled(a, t, {t.cols, 1}, on_this_thread);
   }
   template <class T> static void run_conv2d(Variant v, const Conv2dArgs<T>& a, const TileConfig& t) {
-    v == Variant::naive ? conv2d_naive(a) : conv2d_tiled(a, t);
+    if (v == Variant::naive) return conv2d_naive(a);
+    portable::conv2d_tiled<false>(a, t, {t.cols, t.rows}, 1, on_this_thread);
   }
   DeviceInfo info_;
 };

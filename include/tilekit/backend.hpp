@@ -48,6 +48,10 @@ class Backend {
   // Device-to-device copy: the "memcpy" peer for bandwidth-bound operations.
   virtual void device_copy(void* dst, const void* src, std::size_t bytes) = 0;
   virtual void synchronize() {}
+  // The stream or queue this backend's work runs on (cudaStream_t / hipStream_t on GPU
+  // backends; nullptr where work runs synchronously on the calling thread). Tile kernels
+  // (tile.hpp) launch on it, so they are ordered with tilekit's own operations.
+  virtual void* native_queue() const { return nullptr; }
 
   // Seconds taken by the backend work that fn enqueues, measured with the backend's own
   // clock (device events on GPUs). The default synchronizes around a host steady clock.

@@ -59,6 +59,8 @@ struct DeviceInfo {
   std::size_t scratch_bytes = 0;   // fast memory one tile may use: shared memory/LDS per block
                                    // (largest opt-in), or the CPU cache level tiles target (L2)
   std::size_t l1_bytes = 0, l2_bytes = 0, l3_bytes = 0;  // caches (GPU: L2 only)
+  int max_tile_lanes = 0;          // lanes one tile kernel's tile may have (threads per block on
+                                   // GPUs); 0: no limit (CPUs loop over lanes)
   std::vector<std::pair<std::string, std::string>> extra;  // backend-specific facts, printed by `info`
 };
 

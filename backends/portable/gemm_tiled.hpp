@@ -1,0 +1,90 @@
+// The tiled gemm, written once on the tile layer (include/tilekit/tile.hpp) for every backend:
+// PMPP Fig. 5.13. A tile computes a rows x cols block of C = alpha A B + beta C with one lane
+// per element, walking K in steps of `depth`: each step loads an A block (rows x depth) and a
+// B block (depth x cols) into scratch, zero outside the matrices so the compute phase needs no
+// checks, and every lane then reads `depth` pairs from there instead of from memory. Each
+// element of A and B is read from memory once per tile instead of once per lane: the tile
+// width divides the traffic.
+// GPUs: scratch is shared memory and a lane a thread. CPUs: the block stays in L1/L2 and the
+// lane loop (columns of C) is the vector loop. Square tiles of the widths a GPU picks are
+// compiled (kS) so the K loop unrolls and scratch addresses are immediates.
+#pragma once
+
+#include "tilekit/tile.hpp"
+#include "tilekit/types.hpp"
+
+namespace tilekit::portable {
+
+template <class T, int kS = 0>
+struct GemmTiled {
+  GemmArgs<T> g;
+  int rows, cols, depth;  // the tile; with kS > 0 all three are kS
+  static constexpr int kMaxLanes = kS > 0 ? kS * kS : 1024;
+  static constexpr int kMinTilesPerSM = kS > 0 ? 2048 / (kS * kS) : 2;  // GPU registers: two 1024-lane tiles
+
+  static std::size_t scratch_bytes(int rows, int cols, int depth) {
+    return tile::scratch_bytes<T>(rows, depth) + tile::scratch_bytes<T>(depth, cols);
+  }
+  tile::Shape shape(const char* name) const {
+    return {(g.n + cols - 1) / cols, (g.m + rows - 1) / rows, {cols, rows}, scratch_bytes(rows, cols, depth), name};
+  }
+
+  template <class Tile>
+  TILEKIT_TILE_FN void operator()(Tile& t) const {
+    const int tr = kS > 0 ? kS : rows, tc = kS > 0 ? kS : cols, td = kS > 0 ? kS : depth;
+    auto as = make<kS>(t, tr, td);
+    auto bs = make<kS>(t, td, tc);
+    auto acc = tile::lane_state<T>(t);
+    const index_t row0 = t.y() * tr, col0 = t.x() * tc;
+    const tile::GlobalView<T> a{g.a, g.m, g.k, g.lda}, b{g.b, g.k, g.n, g.ldb};
+
+    t.for_lanes([&](tile::Lane l) { acc[l] = T(0); });
+    for (index_t p0 = 0; p0 < g.k; p0 += td) {
+      t.load(as, a, row0, p0);
+      t.load(bs, b, p0, col0);
+      t.barrier();  // the blocks are complete before anyone reads them
+      t.for_lanes([&](tile::Lane l) {
+        T sum = acc[l];
+        TILEKIT_TILE_UNROLL
+        for (int kk = 0; kk < td; ++kk) sum += as(l.y, kk) * bs(kk, l.x);
+        acc[l] = sum;
+      });
+      t.barrier();  // everyone is done reading before the next step overwrites them
+    }
+    // The lanes whose element of C exists (PMPP's `if (row < M && col < N)`, as a lane range).
+    const int rows_in = int(g.m - row0 < tr ? g.m - row0 : tr), cols_in = int(g.n - col0 < tc ? g.n - col0 : tc);
+    t.for_lanes({cols_in, rows_in}, [&](tile::Lane l) {
+      T& c = g.c[(row0 + l.y) * g.ldc + col0 + l.x];
+      c = g.beta == T(0) ? g.alpha * acc[l] : g.alpha * acc[l] + g.beta * c;  // beta == 0: C may hold NaN
+    });
+  }
+
+ private:
+  // A rows x cols scratch array, its row length compiled when the tile is.
+  template <int kFixed, class Tile>
+  TILEKIT_TILE_FN static auto make(Tile& t, int rows, int cols) {
+    if constexpr (kFixed > 0)
+      return tile::scratch<T, kFixed>(t, kFixed);
+    else
+      return tile::scratch<T>(t, rows, cols);
+  }
+};
+
+// Runs the tiled gemm with tile t through `run(shape, kernel)` (the backend's executor): a
+// compiled square width, or the general kernel. Widths compiled: up to 32 on GPUs (a block has
+// at most 1024 threads); up to 64 on CPUs, whose lane loop then vectorises
+// (host_backend.cpp's automatic CPU tile is one of them).
+template <bool kGpuShapes, class T, class Run>
+void gemm_tiled(const GemmArgs<T>& g, const TileConfig& t, Run&& run) {
+  const int s = t.rows == t.cols && t.cols == t.depth ? t.rows : 0;
+  auto go = [&](auto kS) {
+    const GemmTiled<T, decltype(kS)::value> k{g, t.rows, t.cols, t.depth};
+    run(k.shape("gemm_tiled"), k);
+  };
+  if constexpr (kGpuShapes)
+    tile::with_size<8, 16, 32>(s, go);
+  else
+    tile::with_size<64, 32, 16, 8>(s, go);
+}
+
+}  // namespace tilekit::portable

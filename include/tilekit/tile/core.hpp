@@ -1,0 +1,139 @@
+// The vocabulary of tile kernels, shared by every executor (host.hpp, check.hpp, gpu.hpp,
+// kokkos.hpp). docs/tile-kernels.md explains the model; tile.hpp is the header users include.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+// Marks a tile kernel's call operator (and helpers it calls) for every compiler that may
+// build it: host and device under nvcc/hipcc, plain inline elsewhere.
+#if defined(__CUDACC__) || defined(__HIPCC__)
+#define TILEKIT_TILE_FN __host__ __device__ inline
+#else
+#define TILEKIT_TILE_FN inline
+#endif
+
+// The lane loop of the CPU executors: lanes of one phase are independent by the rules of the
+// model, so the compiler may vectorise across them. (GCC 12 takes `omp simd` over a loop whose
+// body is a lambda as licence to vectorise the lambda's inner loops instead; ivdep keeps it on
+// the lane loop.)
+#if defined(__clang__)
+#define TILEKIT_TILE_SIMD _Pragma("clang loop vectorize(assume_safety)")
+#elif defined(__GNUC__)
+#define TILEKIT_TILE_SIMD _Pragma("GCC ivdep")
+#elif defined(_OPENMP)
+#define TILEKIT_TILE_SIMD _Pragma("omp simd")
+#else
+#define TILEKIT_TILE_SIMD
+#endif
+
+namespace tilekit::tile {
+
+using index_t = std::int64_t;
+
+// Lanes of one tile, laid out x-fastest: on a GPU lane (x, y) is thread (threadIdx.x,
+// threadIdx.y), so consecutive x are consecutive threads of a warp (make x run along rows of
+// memory for coalesced access); on a CPU x is the vectorised inner loop.
+struct Dim2 {
+  int x = 1, y = 1;
+  TILEKIT_TILE_FN constexpr int count() const { return x * y; }
+};
+
+// One lane: its position in the tile's lane grid, and id = y * lanes.x + x.
+struct Lane {
+  int x, y, id;
+};
+
+// One launch: a grid of tiles, the lanes of each tile, the scratch bytes each tile may carve.
+struct Shape {
+  index_t tiles_x = 1, tiles_y = 1;
+  Dim2 lanes;
+  std::size_t scratch_bytes = 0;
+  const char* name = "tile kernel";  // for error messages and profilers
+  TILEKIT_TILE_FN constexpr index_t tiles() const { return tiles_x * tiles_y; }
+};
+
+// Every scratch array starts on a 16-byte boundary, so 16-byte vector accesses are legal.
+inline constexpr std::size_t kScratchAlign = 16;
+TILEKIT_TILE_FN constexpr std::size_t align_scratch(std::size_t bytes) {
+  return (bytes + kScratchAlign - 1) / kScratchAlign * kScratchAlign;
+}
+// The bytes scratch<T>(t, rows, cols, pad) carves: sum these to size Shape::scratch_bytes.
+template <class T>
+TILEKIT_TILE_FN constexpr std::size_t scratch_bytes(int rows, int cols, int pad = 0) {
+  return align_scratch(std::size_t(rows) * std::size_t(cols + pad) * sizeof(T));
+}
+
+// A rows x cols array in a tile's scratch memory, row-major with leading dimension ld
+// (ld > cols pads each row: against shared-memory bank conflicts). kLd > 0 fixes ld at compile
+// time, so that unrolled loops address it with immediates. `Ref` is what element access
+// returns: T& everywhere but in the checking executor, which watches every access.
+template <class T, int kLd = 0>
+struct ScratchView {
+  T* data;
+  int rows, cols, ld_;
+  TILEKIT_TILE_FN constexpr int ld() const { return kLd > 0 ? kLd : ld_; }
+  TILEKIT_TILE_FN T& operator()(int r, int c) const { return data[r * ld() + c]; }
+  TILEKIT_TILE_FN T* row(int r) const { return data + r * ld(); }
+};
+
+// A matrix in the backend's memory (what tilekit::Matrix<T>::data() points to), with its
+// bounds: loads from it zero-fill outside [0, rows) x [0, cols).
+template <class T>
+struct GlobalView {
+  const T* data;
+  index_t rows, cols, ld;
+};
+
+namespace detail {
+template <int S, int... Rest, class F>
+decltype(auto) with_size_impl(int n, F& f) {
+  if (n == S) return f(std::integral_constant<int, S>{});
+  if constexpr (sizeof...(Rest) == 0)
+    return f(std::integral_constant<int, 0>{});
+  else
+    return with_size_impl<Rest...>(n, f);
+}
+}  // namespace detail
+
+// Calls f(std::integral_constant<int, S>{}) for the S in Sizes equal to n, or with 0 when none
+// is: a kernel compiles its common tile sizes (so inner loops unroll and addresses fold) and
+// keeps a general path, taken for 0, for the rest.
+template <int... Sizes, class F>
+decltype(auto) with_size(int n, F&& f) {
+  if constexpr (sizeof...(Sizes) == 0)
+    return f(std::integral_constant<int, 0>{});
+  else
+    return detail::with_size_impl<Sizes...>(n, f);
+}
+
+namespace detail {
+// Lanes of a tile on a CPU: the executors run each phase as a loop over them.
+// Lanes (x, y) with x < upto.x, y < upto.y of a tile with `lanes` lanes.
+template <class F>
+inline void host_lane_loop(Dim2 lanes, Dim2 upto, const F& f) {
+  for (int y = 0; y < upto.y; ++y) {
+    const int base = y * lanes.x;
+    TILEKIT_TILE_SIMD
+    for (int x = 0; x < upto.x; ++x) f(Lane{x, y, base + x});
+  }
+}
+TILEKIT_TILE_FN constexpr Dim2 clamp_lanes(Dim2 upto, Dim2 lanes) {
+  return {upto.x < lanes.x ? (upto.x < 0 ? 0 : upto.x) : lanes.x, upto.y < lanes.y ? (upto.y < 0 ? 0 : upto.y) : lanes.y};
+}
+}  // namespace detail
+
+}  // namespace tilekit::tile
+
+// Unrolls a loop with compile-time bounds. On CPUs this matters as much as on GPUs: the lane
+// loop vectorises only when the lane body is straight-line code.
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+#define TILEKIT_TILE_UNROLL _Pragma("unroll")
+#elif defined(__clang__)
+#define TILEKIT_TILE_UNROLL _Pragma("clang loop unroll(full)")
+#elif defined(__GNUC__)
+#define TILEKIT_TILE_UNROLL _Pragma("GCC unroll 128")
+#else
+#define TILEKIT_TILE_UNROLL
+#endif

@@ -1,0 +1,230 @@
+// The CPU executor of tile kernels (serial and openmp backends, and Kokkos' host spaces): one
+// OS thread runs a whole tile; each phase is a loop over the tile's lanes, the vectorisable
+// inner loop; a barrier is the end of that loop, so it costs nothing. Scratch is a per-thread
+// buffer the size the launch declares (it stays in L1/L2 while the tile is computed), and
+// lane state an array of one value per lane in a per-thread arena.
+#pragma once
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tilekit/tile/core.hpp"
+#include "tilekit/types.hpp"
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+namespace tilekit::tile {
+
+// Per-lane state on a CPU: value i of lane l at p[i * lanes + l.id], so that a phase's lane
+// loop walks it with unit stride.
+template <class T, int N = 1>
+struct HostLaneState {
+  T* p;
+  int lanes;
+  T& operator[](const Lane& l) const { return p[l.id]; }
+  T& operator()(const Lane& l, int i) const { return p[i * lanes + l.id]; }
+};
+
+namespace detail {
+
+struct FreeDeleter {
+  void operator()(void* p) const noexcept { std::free(p); }
+};
+using AlignedBytes = std::unique_ptr<unsigned char, FreeDeleter>;
+inline AlignedBytes aligned_bytes(std::size_t bytes) {
+  void* p = std::aligned_alloc(64, std::max<std::size_t>(64, (bytes + 63) / 64 * 64));
+  if (!p) throw Error("tile kernel: cannot allocate " + std::to_string(bytes) + " bytes of host scratch");
+  return AlignedBytes(static_cast<unsigned char*>(p));
+}
+
+// A bump allocator for lane state, reset at every tile. It grows in chunks and never moves
+// what it handed out, so lane state taken early in a tile stays valid.
+class Arena {
+ public:
+  void reset() {
+    chunk_ = 0;
+    used_ = 0;
+  }
+  void* take(std::size_t bytes) {
+    bytes = align_scratch(bytes);
+    while (chunk_ < chunks_.size() && used_ + bytes > chunks_[chunk_].size) {
+      ++chunk_;
+      used_ = 0;
+    }
+    if (chunk_ == chunks_.size()) chunks_.push_back({aligned_bytes(std::max<std::size_t>(bytes, 1 << 16)),
+                                                     std::max<std::size_t>(bytes, 1 << 16)});
+    void* p = chunks_[chunk_].p.get() + used_;
+    used_ += bytes;
+    return p;
+  }
+
+ private:
+  struct Chunk {
+    AlignedBytes p;
+    std::size_t size;
+  };
+  std::vector<Chunk> chunks_;
+  std::size_t chunk_ = 0, used_ = 0;
+};
+
+// What one CPU thread keeps between tiles and between launches.
+struct HostThreadState {
+  Arena arena;
+  AlignedBytes scratch;
+  std::size_t scratch_size = 0;
+  unsigned char* scratch_for(std::size_t bytes) {
+    if (bytes > scratch_size || !scratch) {
+      scratch = aligned_bytes(bytes);
+      scratch_size = bytes;
+    }
+    return scratch.get();
+  }
+};
+inline HostThreadState& host_thread_state() {
+  thread_local HostThreadState s;
+  return s;
+}
+
+[[noreturn]] inline void throw_scratch_overflow(const char* kernel, std::size_t want, std::size_t have) {
+  throw Error(std::string("tile kernel '") + kernel + "' carves " + std::to_string(want) +
+              " bytes of scratch, but its launch declared " + std::to_string(have) +
+              " (Shape::scratch_bytes: sum tile::scratch_bytes<T>() of every array)");
+}
+
+// Columns [lo, hi) of a scratch row that lie inside the source's columns, for a row of `cols`
+// elements starting at global column col0.
+inline void inside_columns(index_t col0, int cols, index_t src_cols, int* lo, int* hi) {
+  *lo = int(std::clamp<index_t>(-col0, 0, cols));
+  *hi = int(std::clamp<index_t>(src_cols - col0, *lo, cols));
+}
+
+}  // namespace detail
+
+// One tile as a CPU thread runs it.
+class HostTile {
+ public:
+  HostTile(const Shape& s, index_t tile, unsigned char* scratch, detail::Arena& arena)
+      : s_(s), tx_(tile % s.tiles_x), ty_(tile / s.tiles_x), scratch_(scratch), arena_(arena) {
+    arena_.reset();
+  }
+  index_t x() const { return tx_; }
+  index_t y() const { return ty_; }
+  Dim2 lanes() const { return s_.lanes; }
+
+  template <class F>
+  void for_lanes(const F& f) const {
+    detail::host_lane_loop(s_.lanes, s_.lanes, f);
+  }
+  template <class F>
+  void for_lanes(Dim2 upto, const F& f) const {
+    detail::host_lane_loop(s_.lanes, detail::clamp_lanes(upto, s_.lanes), f);
+  }
+  template <class F>
+  void for_each(int n, const F& f) const {
+    TILEKIT_TILE_SIMD
+    for (int i = 0; i < n; ++i) f(i);
+  }
+  template <class F>
+  void for_each(int rows, int cols, const F& f) const {
+    for (int r = 0; r < rows; ++r) {
+      TILEKIT_TILE_SIMD
+      for (int c = 0; c < cols; ++c) f(r, c);
+    }
+  }
+  void barrier() const {}
+
+  template <class T, int kLd>
+  ScratchView<T, kLd> scratch_view(int rows, int cols, int ld) {
+    const std::size_t bytes = align_scratch(std::size_t(rows) * std::size_t(ld) * sizeof(T));
+    if (used_ + bytes > s_.scratch_bytes) detail::throw_scratch_overflow(s_.name, used_ + bytes, s_.scratch_bytes);
+    T* p = reinterpret_cast<T*>(scratch_ + used_);
+    used_ += bytes;
+    return {p, rows, cols, ld};
+  }
+  template <class T, int N>
+  HostLaneState<T, N> make_lane_state() {
+    const int n = s_.lanes.count();
+    return {static_cast<T*>(arena_.take(sizeof(T) * std::size_t(N) * std::size_t(n))), n};
+  }
+
+  // dst = the dst.rows x dst.cols block of src at (row0, col0), zero outside src.
+  template <class T, int kLd>
+  void load(const ScratchView<T, kLd>& dst, const GlobalView<T>& src, index_t row0, index_t col0) const {
+    int lo, hi;
+    detail::inside_columns(col0, dst.cols, src.cols, &lo, &hi);
+    for (int r = 0; r < dst.rows; ++r) {
+      T* out = &dst(r, 0);
+      const index_t gr = row0 + r;
+      if (gr < 0 || gr >= src.rows) {
+        std::fill(out, out + dst.cols, T(0));
+        continue;
+      }
+      const T* in = src.data + gr * src.ld + col0;
+      std::fill(out, out + lo, T(0));
+      TILEKIT_TILE_SIMD
+      for (int c = lo; c < hi; ++c) out[c] = in[c];
+      std::fill(out + hi, out + dst.cols, T(0));
+    }
+  }
+
+ private:
+  const Shape& s_;
+  index_t tx_, ty_;
+  unsigned char* scratch_;
+  std::size_t used_ = 0;
+  detail::Arena& arena_;
+};
+
+// Runs every tile of s on `threads` OS threads (1: the calling thread, in order). Tiles are
+// independent, so any schedule is correct; static, so each thread's tiles are contiguous.
+template <class K>
+void run_host(const Shape& s, const K& kernel, int threads) {
+  if (threads <= 1) {
+    detail::HostThreadState& st = detail::host_thread_state();
+    unsigned char* scratch = st.scratch_for(s.scratch_bytes);
+    for (index_t t = 0; t < s.tiles(); ++t) {
+      HostTile tile(s, t, scratch, st.arena);
+      kernel(tile);
+    }
+    return;
+  }
+#if defined(_OPENMP)
+  std::exception_ptr error;
+#pragma omp parallel num_threads(threads)
+  {
+    detail::HostThreadState& st = detail::host_thread_state();
+    unsigned char* scratch = nullptr;
+    try {
+      scratch = st.scratch_for(s.scratch_bytes);
+    } catch (...) {
+#pragma omp critical(tilekit_tile_error)
+      if (!error) error = std::current_exception();
+    }
+#pragma omp for schedule(static)
+    for (index_t t = 0; t < s.tiles(); ++t) {
+      if (!scratch) continue;
+      try {
+        HostTile tile(s, t, scratch, st.arena);
+        kernel(tile);
+      } catch (...) {
+#pragma omp critical(tilekit_tile_error)
+        if (!error) error = std::current_exception();
+      }
+    }
+  }
+  if (error) std::rethrow_exception(error);
+#else
+  throw Error(std::string("tile kernel '") + s.name +
+              "': this translation unit was compiled without OpenMP, so it cannot run on the openmp backend "
+              "(link tilekit::tilekit with its openmp component, or compile with -fopenmp)");
+#endif
+}
+
+}  // namespace tilekit::tile

@@ -1,0 +1,174 @@
+// The Kokkos executor of tile kernels: a tile is a team of a TeamPolicy over the default
+// execution space, scratch the team's level-0 scratch pad, a barrier team_barrier().
+//   GPU spaces (Cuda, HIP): a team of lanes.count() threads, one lane each; lane state in
+//   registers, loads as in gpu.hpp (asynchronous copies where the GPU has them).
+//   Host spaces: a team of one thread that runs each phase as a loop over the lanes, exactly as
+//   host.hpp does (Kokkos' host teams are one thread wide); lane state in a per-thread arena.
+// Included by tile.hpp when Kokkos is (define TILEKIT_TILE_WITH_KOKKOS, or include
+// <Kokkos_Core.hpp> first).
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <string>
+#include <type_traits>
+
+#include "tilekit/tile/core.hpp"
+#include "tilekit/tile/gpu.hpp"
+#include "tilekit/tile/host.hpp"
+
+namespace tilekit::tile {
+
+namespace detail {
+
+template <class Exec>
+constexpr bool kokkos_space_is_gpu() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (std::is_same<Exec, Kokkos::Cuda>::value) return true;
+#endif
+#if defined(KOKKOS_ENABLE_HIP)
+#if KOKKOS_VERSION >= 40000
+  if (std::is_same<Exec, Kokkos::HIP>::value) return true;
+#else
+  if (std::is_same<Exec, Kokkos::Experimental::HIP>::value) return true;
+#endif
+#endif
+  return false;
+}
+
+using KokkosExec = Kokkos::DefaultExecutionSpace;
+using KokkosPolicy = Kokkos::TeamPolicy<KokkosExec>;
+using KokkosMember = KokkosPolicy::member_type;
+
+// The team's scratch, 16-byte aligned.
+KOKKOS_INLINE_FUNCTION unsigned char* kokkos_scratch(const KokkosMember& m, std::size_t bytes) {
+  return bytes ? static_cast<unsigned char*>(m.team_scratch(0).get_shmem_aligned(bytes, kScratchAlign)) : nullptr;
+}
+
+// Slack for aligning the team's scratch start, where the space has room for it (a launch at
+// exactly the space's limit relies on Kokkos' own alignment of the scratch start).
+inline std::size_t kokkos_scratch_request(std::size_t bytes) {
+  const std::size_t most = std::size_t(KokkosPolicy::scratch_size_max(0));
+  return bytes + kScratchAlign <= most ? bytes + kScratchAlign : bytes;
+}
+
+// Host spaces: the host executor's tile over the team's scratch.
+template <class K>
+struct KokkosHostTiles {
+  K kernel;
+  Shape s;
+  void operator()(const KokkosMember& m) const {
+    HostTile tile(s, index_t(m.league_rank()), kokkos_scratch(m, s.scratch_bytes), host_thread_state().arena);
+    kernel(tile);
+  }
+};
+
+}  // namespace detail
+
+#if defined(__CUDACC__) || defined(__HIPCC__)
+// GPU spaces: one lane per team thread.
+class KokkosGpuTile {
+ public:
+  KOKKOS_INLINE_FUNCTION KokkosGpuTile(const detail::KokkosMember& m, const Shape& s)
+      : m_(m),
+        smem_(detail::kokkos_scratch(m, s.scratch_bytes)),
+        cap_(s.scratch_bytes),
+        tx_(index_t(m.league_rank()) % s.tiles_x),
+        ty_(index_t(m.league_rank()) / s.tiles_x),
+        lanes_(s.lanes) {}
+  KOKKOS_INLINE_FUNCTION index_t x() const { return tx_; }
+  KOKKOS_INLINE_FUNCTION index_t y() const { return ty_; }
+  KOKKOS_INLINE_FUNCTION Dim2 lanes() const { return lanes_; }
+
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_lanes(const F& f) const {
+    const int id = m_.team_rank();
+    f(Lane{id % lanes_.x, id / lanes_.x, id});
+  }
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_lanes(Dim2 upto, const F& f) const {
+    const int id = m_.team_rank();
+    if (id % lanes_.x < upto.x && id / lanes_.x < upto.y) f(Lane{id % lanes_.x, id / lanes_.x, id});
+  }
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_each(int n, const F& f) const {
+    const int nt = m_.team_size();
+    for (int i = m_.team_rank(); i < n; i += nt) f(i);
+  }
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void for_each(int rows, int cols, const F& f) const {
+    const int id = m_.team_rank(), lx = lanes_.x;
+    for (int r = id / lx; r < rows; r += lanes_.y)
+      for (int c = id % lx; c < cols; c += lx) f(r, c);
+  }
+  KOKKOS_INLINE_FUNCTION void barrier() const { m_.team_barrier(); }
+
+  template <class T, int kLd>
+  KOKKOS_INLINE_FUNCTION ScratchView<T, kLd> scratch_view(int rows, int cols, int ld) {
+    const std::size_t bytes = align_scratch(std::size_t(rows) * std::size_t(ld) * sizeof(T));
+    if (used_ + bytes > cap_) Kokkos::abort("tilekit tile kernel: scratch carved beyond its launch's scratch_bytes");
+    T* p = reinterpret_cast<T*>(smem_ + used_);
+    used_ += bytes;
+    return {p, rows, cols, ld};
+  }
+  template <class T, int N>
+  KOKKOS_INLINE_FUNCTION GpuLaneState<T, N> make_lane_state() const {
+    return {};
+  }
+  template <class T, int kLd>
+  KOKKOS_INLINE_FUNCTION void load(const ScratchView<T, kLd>& dst, const GlobalView<T>& src, index_t row0,
+                                   index_t col0) const {
+    KOKKOS_IF_ON_DEVICE((detail::gpu_load(dst, src, row0, col0, m_.team_rank(), m_.team_size());))
+    KOKKOS_IF_ON_HOST((Kokkos::abort("tilekit tile kernel: the GPU tile ran on the host");))
+  }
+
+ private:
+  const detail::KokkosMember& m_;
+  unsigned char* smem_;
+  std::size_t used_ = 0, cap_;
+  index_t tx_, ty_;
+  Dim2 lanes_;
+};
+
+namespace detail {
+template <class K>
+struct KokkosGpuTiles {
+  K kernel;
+  Shape s;
+  KOKKOS_INLINE_FUNCTION void operator()(const KokkosMember& m) const {
+    KokkosGpuTile tile(m, s);
+    kernel(tile);
+  }
+};
+}  // namespace detail
+#endif
+
+// Launches every tile of s as a team of Kokkos' default execution space (asynchronously on GPU
+// spaces, like every Kokkos kernel; the next kernel in that space sees its results).
+template <class K>
+void run_kokkos(const Shape& s, const K& kernel) {
+  if (s.tiles() == 0) return;
+  if (s.tiles() > index_t(INT_MAX))
+    throw Error(std::string("tile kernel '") + s.name + "': " + std::to_string(s.tiles()) +
+                " tiles exceed Kokkos' league size limit of 2^31 - 1");
+  const std::string label = std::string("tilekit::tile::") + s.name;
+  if constexpr (detail::kokkos_space_is_gpu<detail::KokkosExec>()) {
+#if defined(__CUDACC__) || defined(__HIPCC__)
+    detail::KokkosPolicy policy(int(s.tiles()), s.lanes.count());
+    policy.set_scratch_size(0, Kokkos::PerTeam(detail::kokkos_scratch_request(s.scratch_bytes)));
+    const detail::KokkosGpuTiles<K> f{kernel, s};
+    const int most = policy.team_size_max(f, Kokkos::ParallelForTag());
+    if (s.lanes.count() > most)
+      throw Error(std::string("tile kernel '") + s.name + "' is launched with " + std::to_string(s.lanes.count()) +
+                  " lanes per tile, but Kokkos' " + KokkosExec::name() + " offers teams of at most " +
+                  std::to_string(most) + " threads for it");
+    Kokkos::parallel_for(label, policy, f);
+#endif
+  } else {
+    detail::KokkosPolicy policy(int(s.tiles()), 1);
+    policy.set_scratch_size(0, Kokkos::PerTeam(detail::kokkos_scratch_request(s.scratch_bytes)));
+    Kokkos::parallel_for(label, policy, detail::KokkosHostTiles<K>{kernel, s});
+  }
+}
+
+}  // namespace tilekit::tile
