@@ -17,9 +17,21 @@
 # Registration order, which is also the order `tilekit info` and `compare` list them in.
 set(TILEKIT_ALL_BACKENDS serial openmp kokkos cuda hip)
 
-# Bumped whenever the Backend interface (include/tilekit/backend.hpp) or what a plugin takes from
-# the core changes incompatibly: a plugin built against another value is refused at load time.
-set(TILEKIT_PLUGIN_ABI 1)
+# The plugin interface version: derived from the headers that define what crosses the plugin
+# boundary (the Backend class, the argument types, the entry points), so that any change to them
+# makes a plugin built before it be refused at load time instead of calling through a stale vtable.
+set(_tk_abi_text "")
+foreach(h include/tilekit/backend.hpp include/tilekit/types.hpp src/plugin.hpp)
+  file(READ ${PROJECT_SOURCE_DIR}/${h} _tk_h)
+  string(APPEND _tk_abi_text "${_tk_h}")
+  set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${h})
+endforeach()
+string(SHA256 _tk_abi_hash "${_tk_abi_text}")
+string(SUBSTRING "${_tk_abi_hash}" 0 7 _tk_abi_hash)
+math(EXPR TILEKIT_PLUGIN_ABI "0x${_tk_abi_hash}")  # 7 hex digits: a positive int
+unset(_tk_abi_text)
+unset(_tk_abi_hash)
+unset(_tk_h)
 
 # Where plugins are installed, and that directory relative to the program's (for a static
 # libtilekit, the program is what plugins are searched next to).

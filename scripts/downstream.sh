@@ -12,6 +12,9 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "${1:-$root/build}" && pwd)
 tmp=$(mktemp -d)
+if [ -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
+  export CUDACXX=/usr/local/cuda/bin/nvcc  # the example compiles its own CUDA tile kernel
+fi
 trap 'rm -rf "$tmp"' EXIT
 prefix=$tmp/prefix
 step() { printf '\n== downstream: %s\n' "$*"; }
@@ -27,8 +30,8 @@ step "find_package(tilekit CONFIG REQUIRED COMPONENTS $backends)"
 cmake -S "$root/examples/downstream" -B "$tmp/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$prefix" "-DTILEKIT_COMPONENTS=$backends" >"$tmp/cmake.log" 2>&1 ||
   { cat "$tmp/cmake.log"; exit 1; }
-grep "tilekit " "$tmp/cmake.log"
-cmake --build "$tmp/cmake" >/dev/null
+grep -E "tilekit |own CUDA" "$tmp/cmake.log"
+cmake --build "$tmp/cmake" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
 "$tmp/cmake/downstream"
 
 missing=hip
@@ -64,7 +67,7 @@ fi
 
 step "as a subproject (add_subdirectory; serial only, to keep it short)"
 mkdir -p "$tmp/parent"
-cp "$root/examples/downstream/main.cpp" "$tmp/parent/"
+cp "$root/examples/downstream/main.cpp" "$root/examples/downstream/tile_kernel.hpp" "$tmp/parent/"
 cat >"$tmp/parent/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.22)
 project(parent LANGUAGES CXX)
@@ -82,7 +85,7 @@ cmake -S "$tmp/parent" -B "$tmp/parent/build" -G Ninja -DTILEKIT_ENABLE_OPENMP=O
 if grep -E "^CMAKE_BUILD_TYPE:[A-Z]*=." "$tmp/parent/build/CMakeCache.txt"; then
   echo "FAIL: tilekit set the parent's CMAKE_BUILD_TYPE"; exit 1
 fi
-cmake --build "$tmp/parent/build" >/dev/null
+cmake --build "$tmp/parent/build" >"$tmp/parent-build.log" 2>&1 || { cat "$tmp/parent-build.log"; exit 1; }
 "$tmp/parent/build/app" | head -2
 
 step "cpack -G DEB"

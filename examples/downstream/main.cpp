@@ -7,6 +7,12 @@
 #include <tilekit/tilekit.hpp>
 #include <tilekit/verify.hpp>
 
+#include "tile_kernel.hpp"
+
+#ifdef DOWNSTREAM_CUDA_KERNEL
+bool reverse_scale_cuda_ok(tilekit::Backend& be);  // reverse_scale.cu
+#endif
+
 int main() {
 #ifndef TILEKIT_HAS_SERIAL
 #error "tilekit/config.hpp must define TILEKIT_HAS_SERIAL: serial is always built"
@@ -33,6 +39,19 @@ int main() {
     failures += !check.ok;
     ++ran;
   }
+  // This project's own tile kernel: on serial (any C++ compiler), and on cuda where nvcc built it.
+  const bool host_tile_ok = reverse_scale_ok(tilekit::backend("serial"));
+  std::printf("serial   own tile kernel: %s\n", host_tile_ok ? "ok" : "WRONG");
+  failures += !host_tile_ok;
+#ifdef DOWNSTREAM_CUDA_KERNEL
+  if (tilekit::Backend* cuda = tilekit::find_backend("cuda"); cuda && cuda->available()) {
+    const bool ok = reverse_scale_cuda_ok(*cuda);
+    std::printf("cuda     own tile kernel (nvcc): %s\n", ok ? "ok" : "WRONG");
+    failures += !ok;
+  } else {
+    std::printf("cuda     own tile kernel (nvcc): compiled; not run, cuda is unavailable here\n");
+  }
+#endif
   try {  // errors are tilekit::Error, whichever part of tilekit throws them
     tilekit::backend("no-such-backend");
     ++failures;
