@@ -49,7 +49,8 @@ step "pkg-config"
 export PKG_CONFIG_PATH="$(dirname "$(find "$prefix" -name tilekit.pc -print -quit)")"
 echo "pkg-config --libs tilekit: $(pkg-config --libs tilekit)"
 # shellcheck disable=SC2046
-g++ -std=c++17 -O1 "$root/examples/downstream/main.cpp" -o "$tmp/downstream-pc" $(pkg-config --cflags --libs tilekit)
+g++ -std=c++17 -O1 "$root/examples/downstream/main.cpp" -o "$tmp/downstream-pc" $(pkg-config --cflags --libs tilekit) \
+  -Wl,-rpath,"$(pkg-config --variable=libdir tilekit)"  # for a shared libtilekit
 "$tmp/downstream-pc" >/dev/null && echo "the pkg-config build runs and verifies"
 
 step "the installed program"

@@ -114,7 +114,8 @@ std::string core_directory() {
 
 // Where plugins are looked for, in order: next to libtilekit (or the static program), the
 // install layout's plugin directory seen from there, and its parent (a build tree: tests/ under
-// it); then TILEKIT_PLUGIN_PATH (':'-separated); then the configured install directory.
+// it); then TILEKIT_PLUGIN_PATH (':'-separated); then, for a subproject build, tilekit's build
+// directory; then the configured install directory.
 std::vector<std::string> plugin_directories() {
   const std::string core = core_directory();
   std::vector<std::string> dirs{core, core + "/tilekit", core + "/" TILEKIT_PLUGIN_DIR_FROM_BIN, core + "/.."};
@@ -126,6 +127,9 @@ std::vector<std::string> plugin_directories() {
       start = end + 1;
     }
   }
+#ifdef TILEKIT_PLUGIN_BUILD_DIR
+  dirs.emplace_back(TILEKIT_PLUGIN_BUILD_DIR);  // tilekit built as a subproject of another project
+#endif
   dirs.emplace_back(TILEKIT_PLUGIN_INSTALL_DIR);
   return dirs;
 }
