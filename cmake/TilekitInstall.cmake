@@ -84,7 +84,9 @@ if(PROJECT_IS_TOP_LEVEL)
   set(CPACK_PACKAGE_CONTACT "tilekit maintainers <tilekit@localhost>")
   set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
   set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
-  set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+  # Where the build was configured to live (CMAKE_INSTALL_PREFIX, /usr/local by default;
+  # -DCMAKE_INSTALL_PREFIX=/usr for a system package): the library looks for its plugins there.
+  set(CPACK_PACKAGING_INSTALL_PREFIX ${CMAKE_INSTALL_PREFIX})
   set(CPACK_DEBIAN_PACKAGE_SECTION libdevel)
   set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
   # Depends: the Debian packages the built-in backends link (a static libtilekit needs their
