@@ -1,13 +1,84 @@
 # The backend registration protocol. Adding a backend means: a folder backends/<name>/ whose
-# CMakeLists.txt defines the target tilekit_backend_<name> (with a function
-# tilekit::detail::make_<name>_backend()) and calls tilekit_register_backend(<name>), plus its
-# name in TILEKIT_ALL_BACKENDS below (and in src/backend.cpp's list of known names).
+# CMakeLists.txt defines the target tilekit_backend_<name> and calls
+# tilekit_register_backend(<name>), plus its name in TILEKIT_ALL_BACKENDS below (and in
+# src/backend.cpp's list of known names).
+#
+# Two kinds of backend:
+#   - built in: tilekit_backend_<name> is an OBJECT library defining
+#     tilekit::detail::make_<name>_backend(); its objects go into libtilekit and what it links
+#     (LINK_LIBRARIES) becomes a private dependency of libtilekit. A dependency that is an
+#     imported target must be found again by tilekit's CMake package for static consumers:
+#     the folder says how with tilekit_backend_dependency(<find_dependency arguments>).
+#   - plugin (tilekit_register_backend(<name> PLUGIN)): tilekit_backend_<name> is a MODULE
+#     library (use tilekit_add_plugin) loaded at run time when it and its runtime load, defining
+#     TILEKIT_PLUGIN_ENTRY (include/tilekit/plugin.hpp). Its dependencies (CUDA, ROCm) stay out
+#     of libtilekit and of every program that links it.
 
 # Registration order, which is also the order `tilekit info` and `compare` list them in.
 set(TILEKIT_ALL_BACKENDS serial openmp kokkos cuda hip)
 
+# The plugin interface version: derived from the headers that define what crosses the plugin
+# boundary (the Backend class, the argument types, the entry points), so that any change to them
+# makes a plugin built before it be refused at load time instead of calling through a stale vtable.
+set(_tk_abi_text "")
+foreach(h include/tilekit/backend.hpp include/tilekit/types.hpp src/plugin.hpp)
+  file(READ ${PROJECT_SOURCE_DIR}/${h} _tk_h)
+  string(APPEND _tk_abi_text "${_tk_h}")
+  set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/${h})
+endforeach()
+string(SHA256 _tk_abi_hash "${_tk_abi_text}")
+string(SUBSTRING "${_tk_abi_hash}" 0 7 _tk_abi_hash)
+math(EXPR TILEKIT_PLUGIN_ABI "0x${_tk_abi_hash}")  # 7 hex digits: a positive int
+unset(_tk_abi_text)
+unset(_tk_abi_hash)
+unset(_tk_h)
+
+# Where plugins are installed, and that directory relative to the program's (for a static
+# libtilekit, the program is what plugins are searched next to).
+set(TILEKIT_PLUGIN_INSTALL_DIR ${CMAKE_INSTALL_LIBDIR}/tilekit)
+file(RELATIVE_PATH TILEKIT_PLUGIN_DIR_FROM_BIN ${CMAKE_INSTALL_FULL_BINDIR} ${CMAKE_INSTALL_FULL_LIBDIR}/tilekit)
+
 function(tilekit_register_backend name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "PLUGIN" "" "")
   set_property(GLOBAL APPEND PROPERTY TILEKIT_BACKENDS ${name})
+  if(arg_PLUGIN)
+    set_property(GLOBAL APPEND PROPERTY TILEKIT_PLUGINS ${name})
+  endif()
+endfunction()
+
+# tilekit_backend_export([LINK <items...>] [FIND <find_dependency arguments>...] [PKGCONFIG <flags...>]
+#                        [DEB <Debian packages...>]):
+# what a built-in backend's dependencies become for the users of an installed static libtilekit
+# (a shared one hides them): LINK items in tilekit::tilekit's link interface, each FIND string a
+# find_dependency() call in tilekitConfig.cmake that defines LINK's imported targets, and the
+# PKGCONFIG flags in tilekit.pc's Libs, DEB the Debian packages `cpack -G DEB` makes it depend on.
+function(tilekit_backend_export)
+  cmake_parse_arguments(PARSE_ARGV 0 arg "" "" "LINK;FIND;PKGCONFIG;DEB")
+  set_property(GLOBAL APPEND PROPERTY TILEKIT_EXPORT_DEB ${arg_DEB})
+  set_property(GLOBAL APPEND PROPERTY TILEKIT_EXPORT_LINK ${arg_LINK})
+  set_property(GLOBAL APPEND PROPERTY TILEKIT_EXPORT_FIND ${arg_FIND})
+  set_property(GLOBAL APPEND PROPERTY TILEKIT_EXPORT_PKGCONFIG ${arg_PKGCONFIG})
+endfunction()
+
+# tilekit_add_plugin(<name> [SOURCES...]): the MODULE library tilekit_backend_<name>, written as
+# tilekit-<name>.so next to the program and libtilekit in the build tree. With a shared
+# libtilekit it links it; with a static one it carries its own copy of the core's objects but
+# the registry (src/backend.cpp, whose Backend class the loading program exports), so it never
+# depends on which parts of libtilekit.a a program happened to link. -Bsymbolic: a plugin binds
+# its own symbols first, so two plugins built from the same sources (cuda, hip) never mix.
+function(tilekit_add_plugin name)
+  add_library(tilekit_backend_${name} MODULE ${ARGN})
+  set_target_properties(tilekit_backend_${name} PROPERTIES
+    PREFIX "" OUTPUT_NAME tilekit-${name}
+    LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}
+    CXX_VISIBILITY_PRESET default)
+  target_link_libraries(tilekit_backend_${name} PRIVATE tilekit_headers)
+  if(BUILD_SHARED_LIBS)
+    target_link_libraries(tilekit_backend_${name} PRIVATE tilekit)
+  else()
+    target_sources(tilekit_backend_${name} PRIVATE $<TARGET_OBJECTS:tilekit_core>)
+  endif()
+  target_link_options(tilekit_backend_${name} PRIVATE -Wl,-Bsymbolic)
 endfunction()
 
 # tilekit_backend_wanted(<name> <var>): reads TILEKIT_ENABLE_<NAME> into <var> as AUTO/ON/OFF.
@@ -36,10 +107,57 @@ macro(tilekit_backend_missing name wanted reason)
   return()
 endmacro()
 
-function(tilekit_write_registry file backends)
-  set(content "// Generated by CMake: the backends compiled into this build.\n")
+function(tilekit_write_registry file backends plugins)
+  set(content "// Generated by CMake: the backends of this build, built in or loaded as plugins.\n")
   foreach(b IN LISTS backends)
-    string(APPEND content "TILEKIT_BACKEND(${b})\n")
+    if(b IN_LIST plugins)
+      string(APPEND content "TILEKIT_PLUGIN(${b})\n")
+    else()
+      string(APPEND content "TILEKIT_BACKEND(${b})\n")
+    endif()
   endforeach()
   file(CONFIGURE OUTPUT ${file} CONTENT "${content}")
+endfunction()
+
+# tilekit/config.hpp: what this build of tilekit has, for code that includes its headers.
+function(tilekit_write_config_header file backends)
+  set(TILEKIT_HAS_LINES "")
+  foreach(b IN LISTS TILEKIT_ALL_BACKENDS)
+    string(TOUPPER ${b} up)
+    if(b IN_LIST backends)
+      string(APPEND TILEKIT_HAS_LINES "#define TILEKIT_HAS_${up} 1\n")
+    else()
+      string(APPEND TILEKIT_HAS_LINES "/* #undef TILEKIT_HAS_${up} */\n")
+    endif()
+  endforeach()
+  string(REPLACE ";" "," TILEKIT_BACKENDS_CSV "${backends}")
+  get_property(plugins GLOBAL PROPERTY TILEKIT_PLUGINS)
+  string(REPLACE ";" "," TILEKIT_PLUGINS_CSV "${plugins}")
+  get_property(TILEKIT_CUDA_ARCHITECTURES GLOBAL PROPERTY TILEKIT_CUDA_ARCHITECTURES)
+  string(REPLACE ";" "," TILEKIT_CUDA_ARCHITECTURES "${TILEKIT_CUDA_ARCHITECTURES}")
+  set(TILEKIT_HIP_ARCHITECTURES_CSV "")
+  if("hip" IN_LIST backends)
+    string(REPLACE ";" "," TILEKIT_HIP_ARCHITECTURES_CSV "${TILEKIT_HIP_ARCHITECTURES}")
+  endif()
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/config.hpp.in ${file} @ONLY)
+endfunction()
+
+# Built-in backends: their objects into libtilekit, with their link dependencies (resolved where
+# the backend's folder found them) private to it in the build tree; for an installed static
+# libtilekit, what the folders declared with tilekit_backend_export().
+function(tilekit_link_builtin_backends target backends plugins)
+  foreach(b IN LISTS backends)
+    if(b IN_LIST plugins)
+      add_dependencies(${target} tilekit_backend_${b})  # built with the library, loaded later
+    else()
+      target_link_libraries(${target} PRIVATE $<BUILD_INTERFACE:tilekit_backend_${b}>)
+    endif()
+  endforeach()
+  get_target_property(type ${target} TYPE)
+  if(type STREQUAL "STATIC_LIBRARY")
+    get_property(items GLOBAL PROPERTY TILEKIT_EXPORT_LINK)
+    foreach(i IN LISTS items)
+      target_link_libraries(${target} INTERFACE "$<INSTALL_INTERFACE:$<LINK_ONLY:${i}>>")
+    endforeach()
+  endif()
 endfunction()

@@ -33,7 +33,9 @@ function(tilekit_tile_executables name source)
     add_executable(${name}_cuda ${cu})
     target_include_directories(${name}_cuda PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
     target_link_libraries(${name}_cuda PRIVATE tilekit ${ARG_LIBS})
-    set_target_properties(${name}_cuda PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON)
+    # The shared CUDA runtime: the one the cuda plugin loads, so that the program's kernels and
+    # the backend's stream and memory belong to one runtime.
+    set_target_properties(${name}_cuda PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_RUNTIME_LIBRARY Shared)
     target_compile_options(${name}_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-relaxed-constexpr>)
     list(APPEND made ${name}_cuda)
   endif()

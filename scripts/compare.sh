@@ -4,6 +4,6 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bash "$root/scripts/setup-debian.sh"
-bash "$root/scripts/configure.sh" >/dev/null
+bash "$root/scripts/configure.sh" >&2  # progress on stderr, the comparison on stdout
 "$root/build/tilekit" info | sed -n 1,2p  # sed reads it all: no SIGPIPE under pipefail
 exec "$root/build/tilekit" compare "$@"

@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 
+#include "../../src/plugin.hpp"
 #include "../gpu/gpu_backend.hpp"
 
 namespace tilekit {
@@ -62,3 +63,6 @@ std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<cuda::Cud
 }  // namespace detail
 
 }  // namespace tilekit
+
+// The plugin entry points: tilekit-cuda.so is loaded by the registry (src/backend.cpp).
+TILEKIT_PLUGIN_ENTRY(tilekit::detail::make_cuda_backend)

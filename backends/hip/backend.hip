@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../../src/plugin.hpp"
 #include "../gpu/gpu_backend.hpp"
 
 #ifndef TILEKIT_HIP_TARGETS
@@ -97,3 +98,6 @@ std::unique_ptr<Backend> make_hip_backend() { return std::make_unique<hip::HipBa
 }  // namespace detail
 
 }  // namespace tilekit
+
+// The plugin entry points: tilekit-hip.so is loaded by the registry (src/backend.cpp).
+TILEKIT_PLUGIN_ENTRY(tilekit::detail::make_hip_backend)

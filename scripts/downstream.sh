@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Uses tilekit the way a downstream project does: installs the build (build/ by default, as
+# scripts/test.sh leaves it) into a temporary prefix, then
+#   - builds examples/downstream/ with find_package(tilekit CONFIG REQUIRED COMPONENTS <all of its
+#     backends>) and runs it (plugins from the prefix, through TILEKIT_PLUGIN_PATH),
+#   - checks that asking for a backend the package lacks fails at configure time, naming it,
+#   - builds the same program with `pkg-config --cflags --libs tilekit` and runs it,
+#   - runs the installed `tilekit info`, and, when the cuda plugin is installed, again with the
+#     CUDA libraries hidden from the loader: it must list cuda as unavailable with the reason,
+#   - packs the build with `cpack -G DEB` and lists the package.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+tmp=$(mktemp -d)
+if [ -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
+  export CUDACXX=/usr/local/cuda/bin/nvcc  # the example compiles its own CUDA tile kernel
+fi
+trap 'rm -rf "$tmp"' EXIT
+prefix=$tmp/prefix
+step() { printf '\n== downstream: %s\n' "$*"; }
+
+step "install $build into a temporary prefix"
+cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" || { cat "$tmp/install.log"; exit 1; }
+backends=$(sed -n 's/^#define TILEKIT_BACKENDS "\(.*\)"/\1/p' "$prefix/include/tilekit/config.hpp" | tr , ';')
+echo "installed backends: $backends"
+export TILEKIT_PLUGIN_PATH=$(dirname "$(find "$prefix" -name 'tilekit-*.so' -print -quit 2>/dev/null || true)")
+[ "$TILEKIT_PLUGIN_PATH" = . ] && unset TILEKIT_PLUGIN_PATH
+
+step "find_package(tilekit CONFIG REQUIRED COMPONENTS $backends)"
+cmake -S "$root/examples/downstream" -B "$tmp/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_PREFIX_PATH="$prefix" "-DTILEKIT_COMPONENTS=$backends" >"$tmp/cmake.log" 2>&1 ||
+  { cat "$tmp/cmake.log"; exit 1; }
+grep -E "tilekit |own CUDA" "$tmp/cmake.log"
+cmake --build "$tmp/cmake" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
+"$tmp/cmake/downstream"
+
+missing=hip
+case ";$backends;" in *";hip;"*) missing=no_such_backend ;; esac
+step "a missing component ($missing) must fail at configure time"
+if cmake -S "$root/examples/downstream" -B "$tmp/cmake-missing" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" \
+     "-DTILEKIT_COMPONENTS=serial;$missing" >"$tmp/missing.log" 2>&1; then
+  echo "FAIL: find_package accepted the component '$missing'"; exit 1
+fi
+msg=$(tr -s ' \n' '  ' <"$tmp/missing.log")  # CMake wraps the message
+grep -o "tilekit at [^ ]* was built without the backend(s) $missing; it has: [^.]*\." <<<"$msg" ||
+  { cat "$tmp/missing.log"; echo "FAIL: no clear message for '$missing'"; exit 1; }
+
+step "pkg-config"
+export PKG_CONFIG_PATH="$(dirname "$(find "$prefix" -name tilekit.pc -print -quit)")"
+echo "pkg-config --libs tilekit: $(pkg-config --libs tilekit)"
+# shellcheck disable=SC2046
+g++ -std=c++17 -O1 "$root/examples/downstream/main.cpp" -o "$tmp/downstream-pc" $(pkg-config --cflags --libs tilekit) \
+  -Wl,-rpath,"$(pkg-config --variable=libdir tilekit)"  # for a shared libtilekit
+"$tmp/downstream-pc" >/dev/null && echo "the pkg-config build runs and verifies"
+
+step "the installed program"
+env -u TILEKIT_PLUGIN_PATH "$prefix/bin/tilekit" info | grep -E "^tilekit|^compiled|unavailable|^\[" || true
+if [ -n "$(find "$prefix" -name tilekit-cuda.so)" ]; then
+  step "the installed program where the CUDA libraries are not on the loader's path"
+  # --inhibit-cache: ld.so ignores /etc/ld.so.cache, where the CUDA toolkit registers its lib
+  # directory; the system directories still serve everything else. (Run through ld.so, the
+  # program is not where /proc/self/exe says: TILEKIT_PLUGIN_PATH names the plugins.)
+  out=$(/lib64/ld-linux-x86-64.so.2 --inhibit-cache "$prefix/bin/tilekit" info)
+  echo "$out" | grep "^\[cuda\]"
+  echo "$out" | grep -q "^\[cuda\] unavailable: .*libcudart.so.*cannot open shared object file" ||
+    { echo "FAIL: cuda is not listed as unavailable with the loader's reason"; exit 1; }
+fi
+
+step "as a subproject (add_subdirectory; serial only, to keep it short)"
+mkdir -p "$tmp/parent"
+cp "$root/examples/downstream/main.cpp" "$root/examples/downstream/tile_kernel.hpp" "$tmp/parent/"
+cat >"$tmp/parent/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.22)
+project(parent LANGUAGES CXX)
+add_subdirectory("$root" tilekit)
+foreach(t tilekit_tests tilekit_cli tilekit_quickstart)
+  if(TARGET \${t})
+    message(FATAL_ERROR "tilekit as a subproject defines \${t}: tests and program must be off")
+  endif()
+endforeach()
+add_executable(app main.cpp)
+target_link_libraries(app PRIVATE tilekit::tilekit)
+CMAKE
+cmake -S "$tmp/parent" -B "$tmp/parent/build" -G Ninja -DTILEKIT_ENABLE_OPENMP=OFF -DTILEKIT_ENABLE_KOKKOS=OFF \
+  -DTILEKIT_ENABLE_CUDA=OFF -DTILEKIT_ENABLE_HIP=OFF >"$tmp/parent.log" 2>&1 || { cat "$tmp/parent.log"; exit 1; }
+if grep -E "^CMAKE_BUILD_TYPE:[A-Z]*=." "$tmp/parent/build/CMakeCache.txt"; then
+  echo "FAIL: tilekit set the parent's CMAKE_BUILD_TYPE"; exit 1
+fi
+cmake --build "$tmp/parent/build" >"$tmp/parent-build.log" 2>&1 || { cat "$tmp/parent-build.log"; exit 1; }
+"$tmp/parent/build/app" | head -2
+
+step "cpack -G DEB"
+(cd "$build" && cpack -G DEB -B "$tmp/deb" >"$tmp/cpack.log" 2>&1) || { cat "$tmp/cpack.log"; exit 1; }
+deb=$(find "$tmp/deb" -maxdepth 1 -name '*.deb' -print -quit)
+dpkg-deb --info "$deb" | grep -E "Package|Version|Depends"
+dpkg-deb --contents "$deb" | awk '{print $6}' | grep -E "bin/tilekit$|libtilekit|tilekitConfig.cmake|tilekit.pc|config.hpp|tilekit-.*\.so"
+echo "downstream: ok"
