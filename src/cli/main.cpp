@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "report.hpp"
 #include "runner.hpp"
 
 namespace tilekit::cli {
@@ -76,6 +77,8 @@ int cmd_info() {
     for (const auto& [k, v] : d.extra) fmt::print("  {:<14} {}\n", k + ":", v);
     fmt::print("  variants:      {}\n", vs);
     if (!be->gemm_peer_name().empty()) fmt::print("  gemm peer:     {}\n", be->gemm_peer_name());
+    fmt::print("  roofline ceilings (measured now; `tilekit roofline` prints these alone):\n");
+    print_ceilings(ceilings(*be), "    ");
     // How the default-sized problems would launch (tile, occupancy), per variant.
     for (Op op : kAllOps) {
       Problem p{op, DType::f32, 4096, 4096, op == Op::gemm ? 4096 : op == Op::conv2d ? 5 : 0};
@@ -134,7 +137,7 @@ struct CompareArgs {
   std::vector<std::string> ops, backends;
   index_t size = -1;
   int filter = 5, reps = 0;
-  std::string dtype = "float", json_file;
+  std::string dtype = "float", json_file, csv_file, plot_file;
   bool no_peers = false;
   std::uint64_t seed = 42;
 };
@@ -162,10 +165,14 @@ int cmd_compare(const CompareArgs& a) {
       bes.push_back(&backend(n));  // named explicitly: unknown or unavailable is an error
     }
   }
+  for (auto [file, option] : {std::pair{&a.json_file, "--json"}, {&a.csv_file, "--csv"}, {&a.plot_file, "--plot"}})
+    if (!file->empty()) check_writable(*file, option);
   // GPU rows first, then CPU rows: the comparison users come for reads top to bottom.
   std::stable_sort(bes.begin(), bes.end(), [](Backend* x, Backend* y) {
     return x->info().kind == DeviceKind::gpu && y->info().kind != DeviceKind::gpu;
   });
+
+  measure_ceilings(bes);
 
   std::size_t total = 0, done = 0;
   for (Op op : ops)
@@ -202,43 +209,15 @@ int cmd_compare(const CompareArgs& a) {
   }
   if (tty) fmt::print(stderr, "\r\033[K");
 
-  // The table: speedup over the same backend's naive row, and each row as a fraction of the
-  // backend's peer (same FLOP/s for gemm, same bytes/s for the bandwidth-bound operations).
-  auto find = [&](const RunResult& r, auto pred) -> const RunResult* {
-    for (const auto& o : rows)
-      if (o.backend == r.backend && o.problem.op == r.problem.op && pred(o)) return &o;
-    return nullptr;
-  };
-  fmt::print("{:<10} {:<7} {:<10} {:<11} {:>11} {:>10} {:>9} {:>9} {:>8}  {}\n", "op", "backend", "variant", "size",
-             "time ms", "GFLOP/s", "GB/s", "vs naive", "vs peer", "check");
-  Op last = rows.empty() ? Op::gemm : rows.front().problem.op;
-  for (const auto& r : rows) {
-    if (r.problem.op != last) fmt::print("\n");
-    last = r.problem.op;
-    const RunResult* naive = find(r, [](const RunResult& o) { return !o.peer && o.variant == "naive"; });
-    const RunResult* peer = find(r, [](const RunResult& o) { return o.peer; });
-    const bool bw = r.problem.op != Op::gemm;
-    std::string vs_naive = naive && !r.peer ? fmt::format("{:.2f}x", naive->seconds / r.seconds) : "";
-    std::string vs_peer = peer ? fmt::format("{:.0f}%", 100.0 * (bw ? r.gbps / peer->gbps : r.gflops / peer->gflops)) : "";
-    std::string size = r.problem.op == Op::gemm ? fmt::format("{}^3", r.problem.m)
-                       : r.problem.op == Op::transpose ? fmt::format("{}^2", r.problem.m)
-                                                       : fmt::format("{}^2 r{}", r.problem.m, r.problem.k);
-    fmt::print("{:<10} {:<7} {:<10} {:<11} {:>11.3f} {:>10} {:>9.1f} {:>9} {:>8}  {}\n", to_string(r.problem.op),
-               r.backend, (r.peer ? "*" : "") + r.variant, size, r.seconds * 1e3,
-               bw && r.problem.op == Op::transpose ? std::string("-") : fmt::format("{:.1f}", r.gflops), r.gbps,
-               vs_naive, vs_peer, r.verified ? fmt::format("ok {:.1e}", r.rel_error) : "FAILED");
-  }
-  fmt::print("\n* peer: the vendor/library routine or device copy of the same bytes, timed in the same run.\n");
+  // The table, the files: each row against the backend's naive row, its peer and its roof.
+  const std::vector<Row> table = annotate(rows);
+  print_table(table);
   for (const auto& r : rows)
     if (!r.verified)
       fmt::print(stderr, "verification failed: {} {} {}: {}\n", to_string(r.problem.op), r.backend, r.variant, r.check);
-  if (!a.json_file.empty()) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& r : rows) j.push_back(r.to_json());
-    std::ofstream f(a.json_file);
-    if (!f) throw Error(fmt::format("cannot write {}", a.json_file));
-    f << j.dump(2) << "\n";
-  }
+  if (!a.json_file.empty()) write_json(a.json_file, table, bes);
+  if (!a.csv_file.empty()) write_csv(a.csv_file, table);
+  if (!a.plot_file.empty()) write_plot(a.plot_file, table);
   return all_ok ? 0 : kExitVerifyFailed;
 }
 
@@ -273,8 +252,14 @@ int main(int argc, char** argv) {
   cmp->add_option("--dtype", ca.dtype, "float or double")->capture_default_str();
   cmp->add_option("--reps", ca.reps, "Timed repetitions per row (default: 20 on GPUs, 5 on CPUs, within ~3 s a row)");
   cmp->add_flag("--no-peers", ca.no_peers, "Leave out the peer rows");
-  cmp->add_option("--json", ca.json_file, "Also write every row as JSON to this file");
+  cmp->add_option("--json", ca.json_file, "Also write the rows and the run's context as JSON to this file");
   cmp->add_option("--seed", ca.seed, "Seed of the random inputs")->capture_default_str();
+  cmp->add_option("--csv", ca.csv_file, "Also write every row as CSV (spreadsheets, pandas) to this file");
+  cmp->add_option("--plot", ca.plot_file, "Also draw the rows on each device's roofline, as SVG, to this file");
+
+  std::vector<std::string> roof_backends;
+  auto* roof = app.add_subcommand("roofline", "Measure and print each backend's roofline ceilings (bandwidth, FMA peak)");
+  roof->add_option("--backends", roof_backends, "Comma-separated backends (default: all available)")->delimiter(',');
 
   try {
     app.parse(argc, argv);
@@ -290,6 +275,7 @@ int main(int argc, char** argv) {
     if (*info) return cmd_info();
     if (*run) return cmd_run(ra);
     if (*cmp) return cmd_compare(ca);
+    if (*roof) return cmd_roofline(roof_backends);
   } catch (const tilekit::DeviceError& e) {
     fmt::print(stderr, "tilekit: device error: {}\n", e.what());
     return kExitDevice;
