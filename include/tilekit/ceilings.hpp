@@ -31,10 +31,12 @@ struct Ceilings {
   std::vector<Level> caches;
 
   double gflops(DType t) const { return t == DType::f32 ? gflops_f32 : gflops_f64; }
-  // The bandwidth ceiling for a problem of `footprint` bytes and the level it comes from.
+  // The bandwidth ceiling for a problem of `footprint` bytes and the level it comes from. Up to
+  // twice a level's capacity, part of the bytes still come from that level (LRU keeps what it
+  // can): the faster level's roof then bounds the run; memory's alone would not.
   Level bandwidth_for(double footprint) const {
     for (const auto& l : caches)
-      if (footprint <= l.bytes && l.gbps > 0) return l;
+      if (footprint <= 2 * l.bytes && l.gbps > 0) return l;
     return {"memory", 0, gbps};
   }
 };

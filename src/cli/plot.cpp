@@ -83,7 +83,7 @@ std::string device_panel(const PlotDevice& d, double y_off, int index, double& h
       xlo = std::min(xlo, ridge / 100);
       xhi = std::max(xhi, ridge * 10);
       yhi = std::max(yhi, r.peak_gflops * 2);
-      ylo = std::min(ylo, r.peak_gflops / 1e4);
+      ylo = std::min(ylo, r.peak_gflops / 1e3);
     }
   for (const auto* p : flop_pts) {
     xlo = std::min(xlo, p->intensity / 2);
@@ -132,13 +132,25 @@ std::string device_panel(const PlotDevice& d, double y_off, int index, double& h
         dashes[ri % 4]) + "\n";
     o += fmt::format(R"~(<circle class="ridge" cx="{:.1f}" cy="{:.1f}" r="4" fill="white" stroke="#333" stroke-width="2"/>)~",
                      X(ridge), Y(r.peak_gflops)) + "\n";
-    o += text(X(ridge) + 6, Y(r.peak_gflops) + 16 + 13 * ri, fmt::format("ridge {:.3g} FLOP/B", ridge),
+    o += text(X(ridge) + 6, Y(r.peak_gflops) + 14, fmt::format("ridge {:.3g} FLOP/B", ridge),
               R"~(font-size="11")~") + "\n";
+    // Cache levels: a problem that fits there streams at that level's bandwidth (dotted).
+    for (const auto& [level, gbps] : r.caches) {
+      const double xs = std::max(X.lo, Y.lo / gbps), xr = r.peak_gflops / gbps;
+      o += fmt::format(
+          R"~(<polyline class="cache-roof" clip-path="url(#clip{})" points="{:.1f},{:.1f} {:.1f},{:.1f}" fill="none" stroke="#888" stroke-width="1" stroke-dasharray="2,3"/>)~",
+          index, X(xs), Y(xs * gbps), X(xr), Y(r.peak_gflops)) + "\n";
+      const double xl = std::sqrt(std::max(xs, X.lo) * xr) / 3;
+      if (xl > X.lo)
+        o += text(X(xl), Y(xl * gbps) - 4, fmt::format("{} {}: {:.4g} GB/s", r.backend, level, gbps),
+                  fmt::format(R"~(font-size="10" fill="#666" text-anchor="middle" transform="rotate({:.1f} {:.1f} {:.1f})")~",
+                              slope_deg, X(xl), Y(xl * gbps) - 4).c_str()) + "\n";
+    }
     o += text(kX1 - 4, Y(r.peak_gflops) - 5, fmt::format("{}: {:.4g} GFLOP/s", r.backend, r.peak_gflops),
               R"~(text-anchor="end" font-size="11")~") + "\n";
     // The slope's label, rotated to lie along it, halfway between its first visible point and the ridge.
     const double xm = std::sqrt(std::max(x_start, X.lo) * ridge);
-    o += text(X(xm), Y(xm * r.peak_gbps) - 6, fmt::format("{}: {:.4g} GB/s", r.backend, r.peak_gbps),
+    o += text(X(xm), Y(xm * r.peak_gbps) - 6, fmt::format("{} memory: {:.4g} GB/s", r.backend, r.peak_gbps),
               fmt::format(R"~(text-anchor="middle" font-size="11" transform="rotate({:.1f} {:.1f} {:.1f})")~",
                           slope_deg, X(xm), Y(xm * r.peak_gbps) - 6).c_str()) + "\n";
     ++ri;

@@ -3,13 +3,15 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tilekit::cli {
 
 struct PlotRoof {
   std::string backend;  // whose measured ceilings these are (serial: 1 thread, openmp: all...)
-  double peak_gflops = 0, peak_gbps = 0;
+  double peak_gflops = 0, peak_gbps = 0;  // the FMA peak of the plotted dtype; memory bandwidth
+  std::vector<std::pair<std::string, double>> caches;  // cache levels' bandwidths, drawn dotted
 };
 struct PlotPoint {
   std::string backend, op, variant;  // variant: the peer's name for peer rows

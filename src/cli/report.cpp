@@ -209,8 +209,12 @@ void write_plot(const std::string& file, const std::vector<Row>& rows) {
       devices.push_back({r.device, std::string(to_string(r.problem.dtype)), {}, {}});
       d = devices.end() - 1;
     }
-    if (std::none_of(d->roofs.begin(), d->roofs.end(), [&](const PlotRoof& x) { return x.backend == r.backend; }))
-      d->roofs.push_back({r.backend, row.roof.peak_gflops, row.roof.peak_gbps});
+    if (std::none_of(d->roofs.begin(), d->roofs.end(), [&](const PlotRoof& x) { return x.backend == r.backend; })) {
+      const Ceilings& c = ceilings(*find_backend(r.backend));
+      PlotRoof roof{r.backend, c.gflops(r.problem.dtype), c.gbps, {}};
+      for (const auto& l : c.caches) roof.caches.emplace_back(l.name, l.gbps);
+      d->roofs.push_back(roof);
+    }
     d->points.push_back({r.backend, std::string(to_string(r.problem.op)), r.variant, r.peer,
                          r.flops > 0 ? row.roof.intensity : 0, r.gflops, r.gbps, row.roof.roof_fraction});
   }
