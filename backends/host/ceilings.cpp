@@ -254,20 +254,27 @@ Ceilings measure_cpu_ceilings(int threads, const CpuCaches& caches) {
   Ceilings c;
   threads = std::max(1, threads);
   const char* plural = threads > 1 ? "s" : "";
-  // Memory: arrays several times the last-level cache. Caches: two arrays in half the capacity
-  // the threads have (private L2s add up; the L3 is shared), so they stay at that level.
-  const std::size_t mem_bytes = std::clamp<std::size_t>(4 * caches.l3, std::size_t(64) << 20, std::size_t(1) << 30);
+  // Each level's ceiling is its bandwidth at the smallest footprint it serves (bandwidth falls
+  // as footprints grow), so no problem that Ceilings::bandwidth_for assigns to a level can
+  // outrun it: a level serves footprints from kServes times the capacity below it to kServes
+  // times its own. Memory: from kServes times the last-level cache.
+  constexpr double k = Ceilings::kServes;
+  const std::size_t mem_bytes = std::size_t(std::max(k / 2 * double(caches.l3), double(64 << 20))) / 64 * 64;
   const Bandwidth mem = measure_bandwidth(threads, mem_bytes, 1, 6);
   c.gbps = mem.gbps;
   c.bandwidth_method = fmt::format("copy of {} MiB on {} thread{}, best of 6 (streaming stores {:.1f}, memcpy {:.1f} GB/s)",
                                    mem_bytes >> 20, threads, plural, mem.stream_gbps, mem.memcpy_gbps);
-  const double l2_total = double(caches.l2) * threads;
-  for (auto [name, capacity] : {std::pair{"L2", l2_total}, {"L3", double(caches.l3)}}) {
-    if (capacity <= 0 || (std::string(name) == "L3" && capacity <= l2_total)) continue;
-    const std::size_t bytes = std::size_t(capacity / 4) / 64 * 64;
+  // Private L1s and L2s add up over the threads; the L3 is shared.
+  double below = 0;
+  for (auto [name, capacity] : {std::pair{"L1", double(caches.l1d) * threads}, {"L2", double(caches.l2) * threads},
+                                {"L3", double(caches.l3)}}) {
+    if (capacity <= below) continue;
+    const double footprint = below > 0 ? k * below : capacity / 2;  // both arrays together
+    const std::size_t bytes = std::max<std::size_t>(std::size_t(footprint / 2) / 64 * 64, 4096);
     const Bandwidth b = measure_bandwidth(threads, bytes, std::max(1, int((std::size_t(32) << 20) / bytes)), 8);
     c.caches.push_back({name, capacity, b.gbps});
-    c.bandwidth_method += fmt::format("; {}: copy of {} KiB, {:.1f} GB/s", name, bytes >> 10, b.gbps);
+    c.bandwidth_method += fmt::format("; {}: copy of 2 x {} KiB, {:.1f} GB/s", name, bytes >> 10, b.gbps);
+    below = capacity;
   }
   c.gflops_f32 = measure_peak(threads, DType::f32);
   c.gflops_f64 = measure_peak(threads, DType::f64);

@@ -32,11 +32,12 @@ struct Ceilings {
 
   double gflops(DType t) const { return t == DType::f32 ? gflops_f32 : gflops_f64; }
   // The bandwidth ceiling for a problem of `footprint` bytes and the level it comes from. Up to
-  // twice a level's capacity, part of the bytes still come from that level (LRU keeps what it
-  // can): the faster level's roof then bounds the run; memory's alone would not.
+  // kServes times a level's capacity, part of the bytes still come from that level (a cache
+  // keeps what it can): its faster roof then bounds the run; the next level's alone would not.
+  static constexpr double kServes = 4;
   Level bandwidth_for(double footprint) const {
     for (const auto& l : caches)
-      if (footprint <= 2 * l.bytes && l.gbps > 0) return l;
+      if (footprint <= kServes * l.bytes && l.gbps > 0) return l;
     return {"memory", 0, gbps};
   }
 };
