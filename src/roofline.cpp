@@ -84,3 +84,62 @@ RoofPoint roof_point(const Ceilings& c, DType t, double flops, double bytes, dou
 }
 
 }  // namespace tilekit
+
+#include "tilekit/ops.hpp"
+
+namespace tilekit {
+
+Traffic predicted_traffic(Variant v, const Problem& p, const TileConfig& tile, double line) {
+  Traffic t;
+  t.compulsory = compulsory_bytes(p);
+  t.flops = useful_flops(p);
+  const double e = double(size_of(p.dtype)), m = double(p.m), n = double(p.n), k = double(p.k);
+  const bool tiled = v != Variant::naive && tile.rows > 0 && tile.cols > 0;
+  switch (p.op) {
+    case Op::gemm: {
+      if (!tiled) {
+        // Each multiply-add loads one element of A and one of B: 2e bytes per FMA (8 for float).
+        t.bytes = 2 * e * m * n * k + e * m * n;
+        t.model = "naive: 2 loads per FMA, 2e*M*N*K + e*M*N";
+      } else {
+        // A block of C (rows x cols) reads its rows of A and its columns of B once: A is read
+        // N / cols times over, B M / rows times.
+        const double tr = tile.rows, tc = tile.cols;
+        t.bytes = e * m * k * std::ceil(n / tc) + e * k * n * std::ceil(m / tr) + e * m * n;
+        t.model = fmt::format("{}x{} blocks of C: A read N/{:g} times, B M/{:g} times, C written once", tile.rows,
+                              tile.cols, tc, tr);
+      }
+      break;
+    }
+    case Op::transpose: {
+      if (!tiled) {
+        // Reads along rows are contiguous; each write lands in a different output row, so every
+        // element written moves a whole line (or sector).
+        t.bytes = e * m * n + std::max(e, line) * m * n;
+        t.model = fmt::format("naive: reads contiguous, each write a {:g}-byte line", line);
+      } else {
+        // A tile's output rows are `rows` elements long: a write moves max(rows * e, line) bytes.
+        const double run = double(tile.rows) * e;
+        t.bytes = e * m * n + e * m * n * std::max(1.0, line / run);
+        t.model = fmt::format("{}x{} tiles: output runs of {:g} B against {:g}-byte lines", tile.rows, tile.cols, run, line);
+      }
+      break;
+    }
+    case Op::conv2d: {
+      if (!tiled) {
+        // Every output loads its R x R input window (the filter stays in constant/L1 memory).
+        t.bytes = e * m * n * k * k + e * m * n + e * k * k;
+        t.model = "naive: R*R input loads per output, e*H*W*R^2 + e*H*W";
+      } else {
+        // A tile of outputs loads its input tile with the halo once.
+        const double tr = tile.rows, tc = tile.cols;
+        t.bytes = e * m * n * (tr + k - 1) * (tc + k - 1) / (tr * tc) + e * m * n + e * k * k;
+        t.model = fmt::format("{}x{} output tiles load (rows+R-1)x(cols+R-1) inputs", tile.rows, tile.cols);
+      }
+      break;
+    }
+  }
+  return t;
+}
+
+}  // namespace tilekit

@@ -121,7 +121,7 @@ TEST(RooflinePlot, OnePointPerRowOneRoofPerBackendAndEscapedText) {
   EXPECT_NE(svg.find("</svg>"), std::string::npos);
   EXPECT_EQ(count(svg, "class=\"point\""), 2 * d.points.size());  // the chart and the legend
   EXPECT_EQ(count(svg, "class=\"ridge\""), 2u);
-  EXPECT_EQ(count(svg, "class=\"cache-roof\""), 1u);
+  EXPECT_EQ(count(svg, "class=\"cache-roof\""), 2u);  // on the chart and on the bandwidth strip
   EXPECT_NE(svg.find("CPU &lt;A&amp;B&gt;"), std::string::npos);
   EXPECT_EQ(svg.find("<A&B>"), std::string::npos);
   EXPECT_EQ(count(svg, "<g "), count(svg, "</g>"));

@@ -33,3 +33,19 @@ struct RoofPoint {
 RoofPoint roof_point(const Ceilings& c, DType t, double flops, double bytes, double seconds);
 
 }  // namespace tilekit
+
+namespace tilekit {
+
+// The traffic PMPP's model (ch. 5) predicts between a kernel and main memory, beside the
+// compulsory bytes: every load a kernel issues goes to memory unless its own tile or register
+// block reuses the value. `line` is the memory transaction (GPU DRAM sector 32 B, CPU cache line
+// 64 B), the least a scattered access moves. `tile` is the resolved tile (auto for naive).
+struct Traffic {
+  double bytes = 0;        // predicted reads + writes
+  double compulsory = 0;   // each input read once, each output written once
+  double flops = 0;        // useful FLOPs; flops / bytes is PMPP's compute-to-global-memory-access ratio
+  std::string model;       // the formula, in words
+};
+Traffic predicted_traffic(Variant v, const Problem& p, const TileConfig& tile, double line = 64);
+
+}  // namespace tilekit

@@ -104,7 +104,7 @@ struct RunArgs {
   std::string op, backend, variant = "tiled", dtype = "float";
   Shape shape;
   int reps = 10;
-  bool json = false, peer = false;
+  bool json = false, peer = false, traffic = false;
   std::vector<int> tile;
   std::uint64_t seed = 42;
 };
@@ -125,10 +125,11 @@ int cmd_run(const RunArgs& a) {
   const Workload w = Workload::make(p, a.seed);
   const RunResult r = a.peer ? run_peer(be, w, o) : run_variant(be, parse_variant(a.variant), w, o);
   if (a.json) {
-    fmt::print("{}\n", r.to_json().dump());
+    fmt::print("{}\n", a.traffic && !r.peer ? with_traffic(r.to_json(), r, be) : r.to_json().dump());
     if (!r.verified) fmt::print(stderr, "verification failed: {}\n", r.check);
   } else {
     print_human(r);
+    if (a.traffic && !r.peer) print_traffic(r, be);
   }
   return r.verified ? 0 : kExitVerifyFailed;
 }
@@ -242,6 +243,7 @@ int main(int argc, char** argv) {
   run->add_option("--tile", ra.tile, "Explicit tile ROWS,COLS[,DEPTH] (default: chosen from the device)")->delimiter(',');
   run->add_option("--seed", ra.seed, "Seed of the random inputs")->capture_default_str();
   run->add_flag("--json", ra.json, "Print exactly one JSON object");
+  run->add_flag("--traffic", ra.traffic, "Also print the memory traffic PMPP's model predicts beside the compulsory bytes");
 
   CompareArgs ca;
   auto* cmp = app.add_subcommand("compare", "Every backend x variant (and peer), verified and timed, in one table");

@@ -140,19 +140,16 @@ std::string device_panel(const PlotDevice& d, double y_off, int index, double& h
       o += fmt::format(
           R"~(<polyline class="cache-roof" clip-path="url(#clip{})" points="{:.1f},{:.1f} {:.1f},{:.1f}" fill="none" stroke="#888" stroke-width="1" stroke-dasharray="2,3"/>)~",
           index, X(xs), Y(xs * gbps), X(xr), Y(r.peak_gflops)) + "\n";
-      const double xl = std::sqrt(std::max(xs, X.lo) * xr) / 3;
-      if (xl > X.lo)
-        o += text(X(xl), Y(xl * gbps) - 4, fmt::format("{} {}: {:.4g} GB/s", r.backend, level, gbps),
-                  fmt::format(R"~(font-size="10" fill="#666" text-anchor="middle" transform="rotate({:.1f} {:.1f} {:.1f})")~",
-                              slope_deg, X(xl), Y(xl * gbps) - 4).c_str()) + "\n";
     }
-    o += text(kX1 - 4, Y(r.peak_gflops) - 5, fmt::format("{}: {:.4g} GFLOP/s", r.backend, r.peak_gflops),
+    o += text(kX1 - 4, Y(r.peak_gflops) + (ri % 2 ? 14 : -5), fmt::format("{}: {:.4g} GFLOP/s", r.backend, r.peak_gflops),
               R"~(text-anchor="end" font-size="11")~") + "\n";
     // The slope's label, rotated to lie along it, halfway between its first visible point and the ridge.
     const double xm = std::sqrt(std::max(x_start, X.lo) * ridge);
-    o += text(X(xm), Y(xm * r.peak_gbps) - 6, fmt::format("{} memory: {:.4g} GB/s", r.backend, r.peak_gbps),
+    // Labels alternate above and below their line, so two backends' labels do not overlap.
+    const double dy = ri % 2 ? 14 : -6;
+    o += text(X(xm), Y(xm * r.peak_gbps) + dy, fmt::format("{} memory: {:.4g} GB/s", r.backend, r.peak_gbps),
               fmt::format(R"~(text-anchor="middle" font-size="11" transform="rotate({:.1f} {:.1f} {:.1f})")~",
-                          slope_deg, X(xm), Y(xm * r.peak_gbps) - 6).c_str()) + "\n";
+                          slope_deg, X(xm), Y(xm * r.peak_gbps) + dy).c_str()) + "\n";
     ++ri;
   }
   for (const auto* p : flop_pts)
@@ -164,8 +161,10 @@ std::string device_panel(const PlotDevice& d, double y_off, int index, double& h
   if (!byte_pts.empty()) {
     double lo = 1e30, hi = 0;
     for (const auto* p : byte_pts) lo = std::min(lo, p->gbps / 2), hi = std::max(hi, p->gbps * 2);
-    for (const auto& r : d.roofs)
+    for (const auto& r : d.roofs) {
       if (r.peak_gbps > 0) hi = std::max(hi, r.peak_gbps * 1.5), lo = std::min(lo, r.peak_gbps / 100);
+      for (const auto& l : r.caches) hi = std::max(hi, l.second * 1.5);
+    }
     const LogAxis B = LogAxis::fit(std::max(lo, 1e-6), hi, kX0, kX1);
     const double top = y_off + kStripTop, bot = y_off + kStripBottom;
     o += text(kX0, top - 8, "no FLOPs (transpose, copies): GB/s against the bandwidth ceiling", R"~(font-size="12")~") + "\n";
@@ -173,10 +172,15 @@ std::string device_panel(const PlotDevice& d, double y_off, int index, double& h
                      bot - top) + "\n";
     for (double v = B.lo; v <= B.hi * 1.001; v *= 10)
       o += text(B(v), bot + 14, tick_label(v), R"~(text-anchor="middle" font-size="11")~") + "\n";
-    for (const auto& r : d.roofs)
+    for (const auto& r : d.roofs) {
       if (r.peak_gbps > 0)
         o += fmt::format(R"~(<line class="roof" x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="#333" stroke-width="2"/>)~",
                          B(r.peak_gbps), top, bot) + "\n";
+      for (const auto& [level, gbps] : r.caches)
+        if (gbps < B.hi)
+          o += fmt::format(R"~(<line class="cache-roof" x1="{0:.1f}" y1="{1}" x2="{0:.1f}" y2="{2}" stroke="#888" stroke-dasharray="2,3"/>)~",
+                           B(gbps), top, bot) + "\n";
+    }
     for (const auto* p : byte_pts)
       o += marker(p->variant, p->peer, B(p->gbps), (top + bot) / 2, colors[p->backend + " " + p->op]) + "\n";
     o += text((kX0 + kX1) / 2, bot + 30, "GB/s (bytes read + written)", R"~(text-anchor="middle" font-size="12")~") + "\n";
@@ -194,7 +198,16 @@ std::string device_panel(const PlotDevice& d, double y_off, int index, double& h
               R"~(font-size="12")~") + "\n";
   }
   o += text(kLegendX, ly + 24, "circle naive, square tiled, triangle optimized,", R"~(font-size="11" fill="#555")~") + "\n";
-  o += text(kLegendX, ly + 38, "diamond * peer; lines: measured ceilings", R"~(font-size="11" fill="#555")~") + "\n";
+  o += text(kLegendX, ly + 38, "diamond * peer; lines: measured ceilings;", R"~(font-size="11" fill="#555")~") + "\n";
+  o += text(kLegendX, ly + 52, "dotted: cache bandwidths (bytes that fit there):", R"~(font-size="11" fill="#555")~") + "\n";
+  for (const auto& r : d.roofs) {
+    std::string levels;
+    for (const auto& [level, gbps] : r.caches) levels += fmt::format("{}{} {:.4g}", levels.empty() ? "" : ", ", level, gbps);
+    if (levels.empty()) continue;
+    ly += 14;
+    o += text(kLegendX + 10, ly + 52, fmt::format("{}: {} GB/s", r.backend, levels), R"~(font-size="11" fill="#555")~") + "\n";
+  }
+  ly += 14;
   o += "</g>\n";
   height = std::max(bottom, ly - y_off + 60);
   return o;

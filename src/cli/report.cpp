@@ -144,6 +144,7 @@ nlohmann::json row_json(const Row& row) {
   j["peak_gflops"] = row.roof.peak_gflops > 0 ? num(row.roof.peak_gflops) : nullptr;
   j["peak_gbps"] = row.roof.peak_gbps > 0 ? num(row.roof.peak_gbps) : nullptr;
   j["roof_fraction"] = num(row.roof.roof_fraction);
+  j["roof_level"] = row.roof.level;  // where peak_gbps comes from: memory, or the cache the bytes fit in
   return j;
 }
 
@@ -177,7 +178,7 @@ std::string csv_text(const std::vector<Row>& rows) {
   static const char* const cols[] = {"op", "backend", "variant", "peer", "device", "dtype", "m", "n", "k", "tile",
                                      "reps", "seconds", "gflops", "gbps", "verified", "rel_error",
                                      "speedup_vs_naive", "peer_fraction", "intensity", "peak_gflops", "peak_gbps",
-                                     "roof_fraction"};
+                                     "roof_fraction", "roof_level"};
   std::string out;
   for (const char* c : cols) out += std::string(out.empty() ? "" : ",") + c;
   out += "\n";
@@ -190,7 +191,7 @@ std::string csv_text(const std::vector<Row>& rows) {
         csv_num(r.gflops), csv_num(r.gbps), r.verified ? "true" : "false", csv_num(r.rel_error),
         csv_num(row.vs_naive), csv_num(row.vs_peer), csv_num(row.roof.intensity),
         row.roof.peak_gflops > 0 ? csv_num(row.roof.peak_gflops) : "",
-        row.roof.peak_gbps > 0 ? csv_num(row.roof.peak_gbps) : "", csv_num(row.roof.roof_fraction)};
+        row.roof.peak_gbps > 0 ? csv_num(row.roof.peak_gbps) : "", csv_num(row.roof.roof_fraction), row.roof.level};
     std::string line;
     for (const auto& v : f) line += (line.empty() ? "" : ",") + v;
     out += line + "\n";
@@ -238,7 +239,8 @@ void print_table(const std::vector<Row>& rows) {
                r.verified ? fmt::format("ok {:.1e}", r.rel_error) : "FAILED");
   }
   fmt::print("\n* peer: the vendor/library routine or device copy of the same bytes, timed in the same run.\n");
-  fmt::print("% roof: of min(FMA peak, intensity x bandwidth) measured on the backend's device (`tilekit roofline`).\n");
+  fmt::print("% roof: of min(FMA peak, intensity x bandwidth) measured on the backend's device (`tilekit roofline`);\n"
+             "        the bandwidth of memory, or of the cache level the compulsory bytes fit in.\n");
 }
 
 void print_ceilings(const Ceilings& c, const std::string& in) {
@@ -254,6 +256,29 @@ void print_ceilings(const Ceilings& c, const std::string& in) {
   fmt::print("{}measured by:   {}; {} ({:.2f} s)\n", in, c.bandwidth_method, c.compute_method, c.measure_seconds);
   fmt::print("{}estimate from: {}\n", in, c.estimate_basis.empty() ? "(none)" : c.estimate_basis);
   for (const auto& w : ceiling_warnings(c)) fmt::print("{}WARNING:       {}\n", in, w);
+}
+
+namespace {
+Traffic traffic_of(const RunResult& r, const Backend& be) {
+  // GPUs move DRAM in 32-byte sectors; CPUs in 64-byte cache lines.
+  return predicted_traffic(parse_variant(r.variant), r.problem, r.tile, be.info().kind == DeviceKind::gpu ? 32 : 64);
+}
+}  // namespace
+
+void print_traffic(const RunResult& r, const Backend& be) {
+  const Traffic t = traffic_of(r, be);
+  fmt::print("traffic: predicted {:.4g} MB ({:.2f}x the compulsory {:.4g} MB), {:.3g} FLOP/B (compute to global memory "
+             "access ratio); model: {}\n",
+             t.bytes * 1e-6, t.bytes / t.compulsory, t.compulsory * 1e-6, t.flops / t.bytes, t.model);
+}
+
+std::string with_traffic(nlohmann::json j, const RunResult& r, const Backend& be) {
+  const Traffic t = traffic_of(r, be);
+  j["predicted_bytes"] = t.bytes;
+  j["compulsory_bytes"] = t.compulsory;
+  j["flops"] = t.flops;
+  j["traffic_model"] = t.model;
+  return j.dump();
 }
 
 int cmd_roofline(const std::vector<std::string>& names) {

@@ -45,6 +45,10 @@ void write_plot(const std::string& file, const std::vector<Row>& rows);
 void print_table(const std::vector<Row>& rows);
 // The measured ceilings, their estimates and warnings, one per line, each line led by `indent`.
 void print_ceilings(const Ceilings& c, const std::string& indent);
+// `run --traffic`: the predicted memory traffic (PMPP's model) beside the compulsory bytes.
+void print_traffic(const RunResult& r, const Backend& be);
+std::string with_traffic(nlohmann::json j, const RunResult& r, const Backend& be);
+
 // `tilekit roofline`: every (named or available) backend's ceilings alone.
 int cmd_roofline(const std::vector<std::string>& backends);
 
