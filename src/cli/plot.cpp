@@ -132,8 +132,9 @@ std::string device_panel(const PlotDevice& d, double y_off, int index, double& h
         dashes[ri % 4]) + "\n";
     o += fmt::format(R"~(<circle class="ridge" cx="{:.1f}" cy="{:.1f}" r="4" fill="white" stroke="#333" stroke-width="2"/>)~",
                      X(ridge), Y(r.peak_gflops)) + "\n";
-    o += text(X(ridge) + 6, Y(r.peak_gflops) + 14, fmt::format("ridge {:.3g} FLOP/B", ridge),
-              R"~(font-size="11")~") + "\n";
+    // Below and left of the point, clear of the roof labels at the right; one line per backend.
+    o += text(X(ridge) - 6, Y(r.peak_gflops) + 16 + 13 * ri, fmt::format("{} ridge {:.3g} FLOP/B", r.backend, ridge),
+              R"~(font-size="11" text-anchor="end")~") + "\n";
     // Cache levels: a problem that fits there streams at that level's bandwidth (dotted).
     for (const auto& [level, gbps] : r.caches) {
       const double xs = std::max(X.lo, Y.lo / gbps), xr = r.peak_gflops / gbps;
