@@ -144,13 +144,13 @@ std::string device_panel(const PlotDevice& d, double y_off, int index, double& h
     }
     o += text(kX1 - 4, Y(r.peak_gflops) + (ri % 2 ? 14 : -5), fmt::format("{}: {:.4g} GFLOP/s", r.backend, r.peak_gflops),
               R"~(text-anchor="end" font-size="11")~") + "\n";
-    // The slope's label, rotated to lie along it, halfway between its first visible point and the ridge.
-    const double xm = std::sqrt(std::max(x_start, X.lo) * ridge);
-    // Labels alternate above and below their line, so two backends' labels do not overlap.
-    const double dy = ri % 2 ? 14 : -6;
-    o += text(X(xm), Y(xm * r.peak_gbps) + dy, fmt::format("{} memory: {:.4g} GB/s", r.backend, r.peak_gbps),
+    // The slope's label, rotated to lie along it, above it; each backend's at its own place along
+    // the slope (halfway to the ridge, a third, ...) so that nearby lines keep their labels apart.
+    const double lo = std::max(x_start, X.lo);
+    const double xm = lo * std::pow(ridge / lo, 0.5 / (1 + 0.6 * ri));
+    o += text(X(xm), Y(xm * r.peak_gbps) - 6, fmt::format("{} memory: {:.4g} GB/s", r.backend, r.peak_gbps),
               fmt::format(R"~(text-anchor="middle" font-size="11" transform="rotate({:.1f} {:.1f} {:.1f})")~",
-                          slope_deg, X(xm), Y(xm * r.peak_gbps) + dy).c_str()) + "\n";
+                          slope_deg, X(xm), Y(xm * r.peak_gbps) - 6).c_str()) + "\n";
     ++ri;
   }
   for (const auto* p : flop_pts)
