@@ -1,0 +1,1 @@
+./build/tilekit compare --json bench/results/cpu-roofline.json --csv bench/results/cpu-roofline.csv --plot bench/results/cpu-roofline.svg   # at 35cfc73, 2026-11-23T15:32:12Z, load avg 5.11 56.13 86.39 (2 cores shared with other agents' builds: see the context block's load_avg); PNG: rsvg-convert -o bench/results/cpu-roofline.png bench/results/cpu-roofline.svg
