@@ -13,6 +13,10 @@ namespace tilekit {
 // The backend's ceilings, measured at the first call and kept for the rest of the process
 // (one measurement per backend object: serial and openmp share a CPU but not a thread count).
 const Ceilings& ceilings(Backend& be);
+// Measures again and keeps, ceiling by ceiling, the higher figure: any rate the device reached
+// is attainable, so on a machine shared with other work a second sample (after a long run, say)
+// can only bring each ceiling closer to the hardware's.
+const Ceilings& remeasure_ceilings(Backend& be);
 
 // Each ceiling that differs from its estimate by more than `tolerance` (relative to the
 // estimate), as a sentence naming both figures.

@@ -211,6 +211,7 @@ int cmd_compare(const CompareArgs& a) {
   if (tty) fmt::print(stderr, "\r\033[K");
 
   // The table, the files: each row against the backend's naive row, its peer and its roof.
+  remeasure_ceilings(bes);
   const std::vector<Row> table = annotate(rows);
   print_table(table);
   for (const auto& r : rows)

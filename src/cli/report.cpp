@@ -84,6 +84,13 @@ void measure_ceilings(const std::vector<Backend*>& backends) {
   }
 }
 
+void remeasure_ceilings(const std::vector<Backend*>& backends) {
+  for (Backend* be : backends) {
+    fmt::print(stderr, "{}: measuring the roofline ceilings again...\n", be->name());
+    tilekit::remeasure_ceilings(*be);
+  }
+}
+
 nlohmann::json ceilings_json(const Ceilings& c) {
   return {{"gbps", num(c.gbps)},
           {"gflops_f32", num(c.gflops_f32)},

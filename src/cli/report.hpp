@@ -27,6 +27,8 @@ std::vector<Row> annotate(const std::vector<RunResult>& runs);
 // Measures each backend's ceilings (once per process), saying so on stderr, with any
 // estimate warnings.
 void measure_ceilings(const std::vector<Backend*>& backends);
+// After the rows: a second sample of each backend's ceilings, the higher figure kept.
+void remeasure_ceilings(const std::vector<Backend*>& backends);
 
 // Host, CPU, GPUs and drivers, compiler, build, threads, date: what makes a result reproducible.
 nlohmann::json run_context(const std::vector<Backend*>& backends);
