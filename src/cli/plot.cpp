@@ -144,13 +144,17 @@ std::string device_panel(const PlotDevice& d, double y_off, int index, double& h
     }
     o += text(kX1 - 4, Y(r.peak_gflops) + (ri % 2 ? 14 : -5), fmt::format("{}: {:.4g} GFLOP/s", r.backend, r.peak_gflops),
               R"~(text-anchor="end" font-size="11")~") + "\n";
-    // The slope's label, rotated to lie along it, above it; each backend's at its own place along
-    // the slope (halfway to the ridge, a third, ...) so that nearby lines keep their labels apart.
+    // The slope's label, rotated to lie along it: the fastest memory's above its line, the next
+    // one's below, so two close lines keep their labels outside the gap between them; each at
+    // its own place along the slope.
+    int rank = 0;
+    for (const auto& o2 : d.roofs) rank += o2.peak_gbps > r.peak_gbps ? 1 : 0;
+    const double dy = rank == 1 ? 14 : -6;
     const double lo = std::max(x_start, X.lo);
     const double xm = lo * std::pow(ridge / lo, 0.5 / (1 + 0.6 * ri));
-    o += text(X(xm), Y(xm * r.peak_gbps) - 6, fmt::format("{} memory: {:.4g} GB/s", r.backend, r.peak_gbps),
+    o += text(X(xm), Y(xm * r.peak_gbps) + dy, fmt::format("{} memory: {:.4g} GB/s", r.backend, r.peak_gbps),
               fmt::format(R"~(text-anchor="middle" font-size="11" transform="rotate({:.1f} {:.1f} {:.1f})")~",
-                          slope_deg, X(xm), Y(xm * r.peak_gbps) - 6).c_str()) + "\n";
+                          slope_deg, X(xm), Y(xm * r.peak_gbps) + dy).c_str()) + "\n";
     ++ri;
   }
   for (const auto* p : flop_pts)
