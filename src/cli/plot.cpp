@@ -142,7 +142,7 @@ std::string device_panel(const PlotDevice& d, double y_off, int index, double& h
           R"~(<polyline class="cache-roof" clip-path="url(#clip{})" points="{:.1f},{:.1f} {:.1f},{:.1f}" fill="none" stroke="#888" stroke-width="1" stroke-dasharray="2,3"/>)~",
           index, X(xs), Y(xs * gbps), X(xr), Y(r.peak_gflops)) + "\n";
     }
-    o += text(kX1 - 4, Y(r.peak_gflops) + (ri % 2 ? 14 : -5), fmt::format("{}: {:.4g} GFLOP/s", r.backend, r.peak_gflops),
+    o += text(kX1 - 4, Y(r.peak_gflops) - 5, fmt::format("{}: {:.4g} GFLOP/s", r.backend, r.peak_gflops),
               R"~(text-anchor="end" font-size="11")~") + "\n";
     // The slope's label, rotated to lie along it: the fastest memory's above its line, the next
     // one's below, so two close lines keep their labels outside the gap between them; each at
