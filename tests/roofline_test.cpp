@@ -56,9 +56,10 @@ TEST(Roofline, NoFlopsMeansGigabytesOverBandwidth) {
 
 TEST(Roofline, CacheResidentBytesMeetTheCacheRoof) {
   EXPECT_EQ(example().bandwidth_for(1e6).name, "L2");
-  EXPECT_EQ(example().bandwidth_for(7e6).name, "L2");  // within 4x the L2: partly served there
+  EXPECT_EQ(example().bandwidth_for(3e6).name, "L2");  // within 2x the L2: partly served there
   EXPECT_EQ(example().bandwidth_for(10e6).name, "L3");
-  EXPECT_EQ(example().bandwidth_for(120e6).name, "L3");
+  EXPECT_EQ(example().bandwidth_for(60e6).name, "L3");
+  EXPECT_EQ(example().bandwidth_for(70e6).name, "memory");
   EXPECT_EQ(example().bandwidth_for(1e9).name, "memory");
   EXPECT_DOUBLE_EQ(roof_point(example(), DType::f32, 0, 1e6, 1e-5).peak_gbps, 150);
 }

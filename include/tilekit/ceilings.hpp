@@ -34,7 +34,7 @@ struct Ceilings {
   // The bandwidth ceiling for a problem of `footprint` bytes and the level it comes from. Up to
   // kServes times a level's capacity, part of the bytes still come from that level (a cache
   // keeps what it can): its faster roof then bounds the run; the next level's alone would not.
-  static constexpr double kServes = 4;
+  static constexpr double kServes = 2;
   Level bandwidth_for(double footprint) const {
     for (const auto& l : caches)
       if (footprint <= kServes * l.bytes && l.gbps > 0) return l;
