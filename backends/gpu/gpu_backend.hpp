@@ -40,6 +40,8 @@ class GpuBackend : public Backend {
 
   TileConfig resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const override;
   std::string describe_launch(Variant v, const Problem& p, const TileConfig& t) const override;
+  // Copy kernel and FFMA/DFMA chains (ceilings.cu).
+  Ceilings measure_ceilings() override;
 
   void gemm(Variant v, const GemmArgs<float>& a, const TileConfig& t) override;
   void gemm(Variant v, const GemmArgs<double>& a, const TileConfig& t) override;

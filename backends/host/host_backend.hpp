@@ -2,6 +2,8 @@
 // transfers, a steady-clock timer, and the CPU's cache sizes read at run time.
 #pragma once
 
+#include <cstdint>
+
 #include "tilekit/backend.hpp"
 
 namespace tilekit::host {
@@ -19,8 +21,23 @@ int simd_lanes_f32();
 // Fills a DeviceInfo for the host CPU: scratch_bytes is the L2, the level CPU tiles target.
 DeviceInfo cpu_device_info(int threads);
 
+// A vector FMA kernel for the peak measurement (ceilings.cpp): run(t, iters) runs `chains`
+// independent chains of `iters` FMAs each on the calling thread and returns the FLOPs done.
+// The openmp backend installs Highway's (widest vector the CPU has); without one, a scalar loop.
+struct SimdFma {
+  double (*run)(DType, std::uint64_t iters) = nullptr;
+  const char* (*target)() = nullptr;
+  int chains = 0;
+};
+void set_simd_fma(const SimdFma& k);
+// Bandwidth (memory, and the L2 and L3 sizes given) and FMA peak on `threads` threads, beside
+// the datasheet-style estimate.
+Ceilings measure_cpu_ceilings(int threads, const CpuCaches& caches);
+
 class HostBackend : public Backend {
  public:
+  // Measured with info().compute_units threads: serial 1, openmp all.
+  Ceilings measure_ceilings() override;
   void* allocate(std::size_t bytes) override;
   void deallocate(void* p) noexcept override;
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override;

@@ -9,7 +9,11 @@
 #include <string>
 
 #include "../host/host_backend.hpp"
+#include "../gpu/estimate.hpp"
 #include "kokkos.hpp"
+#include "tilekit/roofline.hpp"
+
+#include <fmt/format.h>
 #include "tilekit/ops.hpp"
 
 namespace tilekit {
@@ -32,6 +36,63 @@ std::string scratch_where(std::size_t reserved, const char* what) {
 void check_team_scratch(const Problem& p, const TileConfig& t, std::size_t reserved, const char* what) {
   const std::size_t total = scratch_max();
   check_tile_fits(p, t, total > reserved ? total - reserved : 0, scratch_where(reserved, what));
+}
+
+// ---- roofline ceilings through Kokkos in its own space (functors: safe in device code everywhere)
+template <class T>
+struct CopyFunctor {
+  Kokkos::View<const T*, Mem> src;
+  Kokkos::View<T*, Mem> dst;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const { dst(i) = src(i); }
+};
+// 8 independent FMA chains per work item: a GPU hides the 4-cycle FMA latency across the warps
+// of an SM as well, so 8 are plenty.
+template <class T>
+struct FmaFunctor {
+  Kokkos::View<T*, Mem> out;
+  int iters;
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i) const {
+    T a[8];
+    for (int j = 0; j < 8; ++j) a[j] = T(i % 7) + T(j);
+    const T m = T(0.999), c = T(0.001);  // acc * m + c converges: the values stay normal
+    for (int k = 0; k < iters; ++k)
+      for (int j = 0; j < 8; ++j) a[j] = a[j] * m + c;
+    T s = 0;
+    for (int j = 0; j < 8; ++j) s += a[j];
+    out(i) = s;
+  }
+};
+
+template <class F>
+double best_seconds(int runs, F&& f) {
+  f();  // warm-up
+  Kokkos::fence();
+  double best = 1e30;
+  for (int r = 0; r < runs; ++r) {
+    Kokkos::Timer t;
+    f();
+    Kokkos::fence();
+    best = std::min(best, t.seconds());
+  }
+  return best;
+}
+
+// Bytes read + written per second by a parallel_for copy of `bytes` (2 arrays) in the space.
+double kokkos_copy_gbps(std::size_t bytes) {
+  const std::int64_t n = std::int64_t(bytes / sizeof(double));
+  Kokkos::View<double*, Mem> a("tilekit::bw_src", n), b("tilekit::bw_dst", n);
+  Kokkos::deep_copy(a, 1.0);
+  const CopyFunctor<double> f{a, b};
+  const double s = best_seconds(5, [&] { Kokkos::parallel_for("tilekit::bw_copy", Kokkos::RangePolicy<Exec>(0, n), f); });
+  return 2.0 * double(n) * sizeof(double) / s * 1e-9;
+}
+
+template <class T>
+double kokkos_fma_gflops(std::int64_t items, int iters) {
+  Kokkos::View<T*, Mem> out("tilekit::fma", items);
+  const FmaFunctor<T> f{out, iters};
+  const double s = best_seconds(5, [&] { Kokkos::parallel_for("tilekit::fma_peak", Kokkos::RangePolicy<Exec>(0, items), f); });
+  return 2.0 * 8.0 * double(iters) * double(items) / s * 1e-9;
 }
 
 namespace {
@@ -185,6 +246,54 @@ class KokkosBackend final : public Backend {
   }
   void synchronize() override {
     guarded("Kokkos::fence", [] { Kokkos::fence(); });
+  }
+
+  // On a GPU: a parallel_for copy and FMA chains in the space, beside the datasheet estimate.
+  // On the host: the CPU measurement every CPU backend shares (Highway's widest FMA on the
+  // space's threads, streaming copies at memory, L3 and L2), since Kokkos host code compiled for
+  // baseline x86-64 issues no FMA at all: the roof is the device's, not that of one compilation.
+  // The space's own copy is reported beside it.
+  Ceilings measure_ceilings() override {
+    return guarded("roofline ceilings", [&] {
+      Kokkos::Timer timer;
+      Ceilings c;
+      const std::size_t bytes = std::max<std::size_t>(std::size_t(256) << 20, 8 * info_.l2_bytes);
+      const double space_copy = kokkos_copy_gbps(bytes);
+      if (!exec_on_gpu()) {
+        host::CpuCaches caches;
+        caches.l1d = info_.l1_bytes;
+        caches.l2 = info_.l2_bytes;
+        caches.l3 = info_.l3_bytes;
+        c = host::measure_cpu_ceilings(info_.compute_units, caches);
+        c.bandwidth_method += fmt::format("; Kokkos parallel_for copy of {} MiB: {:.1f} GB/s", bytes >> 20, space_copy);
+        c.gbps = std::max(c.gbps, space_copy);
+      } else {
+        c.gbps = space_copy;
+        c.bandwidth_method = fmt::format("Kokkos parallel_for copy of {} MiB in {}, best of 5", bytes >> 20, Mem::name());
+        // Enough work items to fill every SM many times over, each 8 chains of `iters` FMAs.
+        const std::int64_t items = std::int64_t(info_.compute_units) * 2048 * 4;
+        c.gflops_f32 = kokkos_fma_gflops<float>(items, 4096);
+        c.gflops_f64 = kokkos_fma_gflops<double>(items, 1024);
+        c.compute_method = fmt::format("Kokkos parallel_for, {} work items x 8 FMA chains, best of 5", items);
+#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION >= 40000
+        const cudaDeviceProp prop = Kokkos::Cuda().cuda_device_prop();
+        int dev = 0, clock = 0, mem_clock = 0, bus = 0;
+        cudaGetDevice(&dev);
+        if (cudaDeviceGetAttribute(&clock, cudaDevAttrClockRate, dev) == cudaSuccess &&
+            cudaDeviceGetAttribute(&mem_clock, cudaDevAttrMemoryClockRate, dev) == cudaSuccess &&
+            cudaDeviceGetAttribute(&bus, cudaDevAttrGlobalMemoryBusWidth, dev) == cudaSuccess) {
+          const gpu::GpuEstimate e =
+              gpu::estimate_gpu(false, prop.major, prop.minor, "", prop.multiProcessorCount, clock, mem_clock, bus);
+          c.est_gflops_f32 = e.gflops_f32;
+          c.est_gflops_f64 = e.gflops_f64;
+          c.est_gbps = e.gbps;
+          c.estimate_basis = e.basis;
+        }
+#endif
+      }
+      c.measure_seconds = timer.seconds();
+      return c;
+    });
   }
 
   TileConfig resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const override {

@@ -22,6 +22,10 @@ int max_threads() { return std::max(1, omp_get_max_threads()); }
 
 namespace {
 
+// Every CPU backend's roofline peak (serial's too) is measured with Highway's widest FMA, installed
+// before main: this object is always linked, since the registry names make_openmp_backend.
+const bool kSimdFmaInstalled = (host::set_simd_fma({&simd::fma_chains, &simd::target_name, simd::fma_chain_count()}), true);
+
 class OpenmpBackend final : public host::HostBackend {
  public:
   OpenmpBackend() : info_(host::cpu_device_info(max_threads())) {

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "tilekit/types.hpp"
@@ -84,5 +85,10 @@ void conv2d_tile(const Conv2dArgs<float>& a, const float* tile, index_t tile_ld,
                  index_t tw);
 void conv2d_tile(const Conv2dArgs<double>& a, const double* tile, index_t tile_ld, index_t i0, index_t j0, index_t th,
                  index_t tw);
+
+// ---- roofline (ceilings_simd.cpp): fma_chain_count() independent chains of `iters` vector
+// FMAs on the calling thread; returns the FLOPs done.
+double fma_chains(DType t, std::uint64_t iters);
+int fma_chain_count();
 
 }  // namespace tilekit::openmp::simd

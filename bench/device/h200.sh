@@ -39,12 +39,14 @@ run gemm-4096-double gemm --backends "$backends" --size 4096 --dtype double --re
 python3 - "$out" <<'PY'
 import json, pathlib, sys
 out = pathlib.Path(sys.argv[1])
-rows = []
+rows, context = [], None
 for f in sorted((out / "json").glob("*.json")):
-    for r in json.loads(f.read_text()):
+    d = json.loads(f.read_text())  # {"context": ..., "rows": [...]} (a bare list before the roofline)
+    context = d.get("context", context) if isinstance(d, dict) else context
+    for r in d["rows"] if isinstance(d, dict) else d:
         r["run"] = f.stem
         rows.append(r)
-(out / "h200-compare.json").write_text(json.dumps(rows, indent=1) + "\n")
+(out / "h200-compare.json").write_text(json.dumps({"context": context, "rows": rows}, indent=1) + "\n")
 PY
 rm -rf "$out/json"
 cat "$out/compare.txt"

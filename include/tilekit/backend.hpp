@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tilekit/ceilings.hpp"
 #include "tilekit/types.hpp"
 
 namespace tilekit {
@@ -87,6 +88,11 @@ class Backend {
   virtual void gemm_peer(const GemmArgs<float>&);
   virtual void gemm_peer(const GemmArgs<double>&);
   virtual std::string copy_peer_name() const { return "memcpy"; }
+
+  // ---- roofline: the device's bandwidth and FMA peak as this backend reaches them. Slow (a
+  // fraction of a second): call tilekit::ceilings(be) (roofline.hpp), which measures once per
+  // process. The default times device_copy and leaves the arithmetic peak unmeasured.
+  virtual Ceilings measure_ceilings();
 
  private:
   mutable std::recursive_mutex call_mutex_;

@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #include "args.hpp"
+#include "report.hpp"
 #include "runner.hpp"
 
 namespace tilekit::cli {
@@ -123,6 +124,8 @@ int cmd_info() {
     for (const auto& [k, v] : d.extra) fmt::print("  {:<14} {}\n", k + ":", v);
     fmt::print("  variants:      {}\n", vs);
     if (!be->gemm_peer_name().empty()) fmt::print("  gemm peer:     {}\n", be->gemm_peer_name());
+    fmt::print("  roofline ceilings (measured now; `tilekit roofline` prints these alone):\n");
+    print_ceilings(ceilings(*be), "    ");
     // How the default-sized problems would launch (tile, occupancy), per variant.
     for (Op op : kAllOps) {
       Problem p{op, DType::f32, 4096, 4096, op == Op::gemm ? 4096 : op == Op::conv2d ? 5 : 0};
@@ -148,7 +151,7 @@ struct RunArgs {
   std::string op, backend, variant = "tiled", dtype = "float", tile;
   Shape shape;
   Num reps, seed;
-  bool json = false, peer = false;
+  bool json = false, peer = false, traffic = false;
   CLI::Option *backend_opt = nullptr, *tile_opt = nullptr;
 };
 
@@ -202,10 +205,11 @@ int cmd_run(const RunArgs& a) {
   const RunResult r = a.peer ? run_peer(be, w, o) : run_variant(be, v, w, o);
   if (tty) fmt::print(stderr, "\r\033[K");
   if (a.json) {
-    fmt::print("{}\n", r.to_json().dump());
+    fmt::print("{}\n", a.traffic && !r.peer ? with_traffic(r.to_json(), r, be) : r.to_json().dump());
     if (!r.verified) fmt::print(stderr, "verification failed: {}\n", r.check);
   } else {
     print_human(r);
+    if (a.traffic && !r.peer) print_traffic(r, be);
   }
   return r.verified ? 0 : kExitVerifyFailed;
 }
@@ -213,7 +217,7 @@ int cmd_run(const RunArgs& a) {
 struct CompareArgs {
   std::vector<std::string> ops, backends;
   Num size, filter, k_alias, reps, seed;
-  std::string dtype = "float", json_file;
+  std::string dtype = "float", json_file, csv_file, plot_file;
   CLI::Option* json_opt = nullptr;
   bool no_peers = false;
 };
@@ -243,9 +247,6 @@ int cmd_compare(const CompareArgs& a) {
   const int reps = a.reps.given() ? int(a.reps.get(1, kMaxReps)) : 0;
   const std::uint64_t seed = a.seed.given() ? parse_u64("--seed", a.seed.text) : 42;
   if (a.json_opt->count() && a.json_file.empty()) throw Error("--json: empty file name");
-  // Opened now, so that a path that cannot be written fails before minutes of work.
-  std::optional<OutputFile> json_out;
-  if (!a.json_file.empty()) json_out.emplace("--json", a.json_file);
   std::vector<Backend*> bes;
   for (const auto& n : a.backends.empty() ? compiled_backends() : a.backends) {
     if (a.backends.empty()) {  // all compiled: skip (visibly) what this machine cannot run
@@ -259,6 +260,8 @@ int cmd_compare(const CompareArgs& a) {
       bes.push_back(&backend(n));  // named explicitly: unknown or unavailable is an error
     }
   }
+  for (auto [file, option] : {std::pair{&a.json_file, "--json"}, {&a.csv_file, "--csv"}, {&a.plot_file, "--plot"}})
+    if (!file->empty()) check_writable(*file, option);
   // GPU rows first, then CPU rows: the comparison users come for reads top to bottom.
   std::stable_sort(bes.begin(), bes.end(), [](Backend* x, Backend* y) {
     return x->info().kind == DeviceKind::gpu && y->info().kind != DeviceKind::gpu;
@@ -271,6 +274,7 @@ int cmd_compare(const CompareArgs& a) {
     return p;
   };
   for (Op op : ops) check_problem(problem_of(op), bes);
+  measure_ceilings(bes);
 
   std::size_t total = 0, done = 0;
   for (Op op : ops)
@@ -304,41 +308,16 @@ int cmd_compare(const CompareArgs& a) {
   }
   if (tty) fmt::print(stderr, "\r\033[K");
 
-  // The table: speedup over the same backend's naive row, and each row as a fraction of the
-  // backend's peer (same FLOP/s for gemm, same bytes/s for the bandwidth-bound operations).
-  auto find = [&](const RunResult& r, auto pred) -> const RunResult* {
-    for (const auto& o : rows)
-      if (o.backend == r.backend && o.problem.op == r.problem.op && pred(o)) return &o;
-    return nullptr;
-  };
-  fmt::print("{:<10} {:<7} {:<10} {:<11} {:>11} {:>10} {:>9} {:>9} {:>8}  {}\n", "op", "backend", "variant", "size",
-             "time ms", "GFLOP/s", "GB/s", "vs naive", "vs peer", "check");
-  Op last = rows.empty() ? Op::gemm : rows.front().problem.op;
-  for (const auto& r : rows) {
-    if (r.problem.op != last) fmt::print("\n");
-    last = r.problem.op;
-    const RunResult* naive = find(r, [](const RunResult& o) { return !o.peer && o.variant == "naive"; });
-    const RunResult* peer = find(r, [](const RunResult& o) { return o.peer; });
-    const bool bw = r.problem.op != Op::gemm;
-    std::string vs_naive = naive && !r.peer ? fmt::format("{:.2f}x", naive->seconds / r.seconds) : "";
-    std::string vs_peer = peer ? fmt::format("{:.0f}%", 100.0 * (bw ? r.gbps / peer->gbps : r.gflops / peer->gflops)) : "";
-    std::string size = r.problem.op == Op::gemm ? fmt::format("{}^3", r.problem.m)
-                       : r.problem.op == Op::transpose ? fmt::format("{}^2", r.problem.m)
-                                                       : fmt::format("{}^2 r{}", r.problem.m, r.problem.k);
-    fmt::print("{:<10} {:<7} {:<10} {:<11} {:>11.3f} {:>10} {:>9.1f} {:>9} {:>8}  {}\n", to_string(r.problem.op),
-               r.backend, (r.peer ? "*" : "") + r.variant, size, r.seconds * 1e3,
-               bw && r.problem.op == Op::transpose ? std::string("-") : fmt::format("{:.1f}", r.gflops), r.gbps,
-               vs_naive, vs_peer, r.verified ? fmt::format("ok {:.1e}", r.rel_error) : "FAILED");
-  }
-  fmt::print("\n* peer: the vendor/library routine or device copy of the same bytes, timed in the same run.\n");
+  // The table, the files: each row against the backend's naive row, its peer and its roof.
+  remeasure_ceilings(bes);
+  const std::vector<Row> table = annotate(rows);
+  print_table(table);
   for (const auto& r : rows)
     if (!r.verified)
       fmt::print(stderr, "verification failed: {} {} {}: {}\n", to_string(r.problem.op), r.backend, r.variant, r.check);
-  if (json_out) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& r : rows) j.push_back(r.to_json());
-    json_out->commit(j.dump(2) + "\n");
-  }
+  if (!a.json_file.empty()) write_json(a.json_file, table, bes);
+  if (!a.csv_file.empty()) write_csv(a.csv_file, table);
+  if (!a.plot_file.empty()) write_plot(a.plot_file, table);
   return all_ok ? 0 : kExitVerifyFailed;
 }
 
@@ -383,6 +362,7 @@ int main(int argc, char** argv) {
   ra.seed.opt = run->add_option("--seed", ra.seed.text, "Seed of the random inputs (default 42)")->type_name("INT");
   run->add_flag("--json", ra.json, "Print exactly one JSON object");
   run->footer("Progress goes to stderr: one live line on a terminal, the stages of long runs otherwise.");
+  run->add_flag("--traffic", ra.traffic, "Also print the memory traffic PMPP's model predicts beside the compulsory bytes");
 
   CompareArgs ca;
   auto* cmp = app.add_subcommand("compare", "Every backend x variant (and peer), verified and timed, in one table");
@@ -396,8 +376,14 @@ int main(int argc, char** argv) {
   ca.reps.opt = cmp->add_option("--reps", ca.reps.text,
                                 "Timed repetitions per row, 1 to 1000000 (default: 20 on GPUs, 5 on CPUs, within ~3 s a row)")->type_name("INT");
   cmp->add_flag("--no-peers", ca.no_peers, "Leave out the peer rows");
-  ca.json_opt = cmp->add_option("--json", ca.json_file, "Also write every row as JSON to this file (checked before the run)");
+  ca.json_opt = cmp->add_option("--json", ca.json_file, "Also write the rows and the run's context as JSON to this file (checked before the run)");
   ca.seed.opt = cmp->add_option("--seed", ca.seed.text, "Seed of the random inputs (default 42)")->type_name("INT");
+  cmp->add_option("--csv", ca.csv_file, "Also write every row as CSV (spreadsheets, pandas) to this file");
+  cmp->add_option("--plot", ca.plot_file, "Also draw the rows on each device's roofline, as SVG, to this file");
+
+  std::vector<std::string> roof_backends;
+  auto* roof = app.add_subcommand("roofline", "Measure and print each backend's roofline ceilings (bandwidth, FMA peak)");
+  roof->add_option("--backends", roof_backends, "Comma-separated backends (default: all available)")->delimiter(',');
 
   try {
     app.parse(argc, argv);
@@ -415,6 +401,7 @@ int main(int argc, char** argv) {
     if (*info) return cmd_info();
     if (*run) return cmd_run(ra);
     if (*cmp) return cmd_compare(ca);
+    if (*roof) return cmd_roofline(roof_backends);
   } catch (const tilekit::ResourceError& e) {
     fmt::print(stderr, "tilekit: {}\n", e.what());
     return kExitResources;

@@ -89,6 +89,8 @@ void measure(Backend& be, const Workload& w, Staged<T>& s, Fn&& call, bool compa
 }
 
 void finish_rates(RunResult& r, double flops, double bytes) {
+  r.flops = flops;
+  r.bytes = bytes;
   r.gflops = r.seconds > 0 ? flops / r.seconds * 1e-9 : 0;
   r.gbps = r.seconds > 0 ? bytes / r.seconds * 1e-9 : 0;
 }

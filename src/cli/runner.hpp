@@ -46,6 +46,7 @@ struct RunResult {
   int reps = 0;
   double seconds = 0, min_seconds = 0, max_seconds = 0;
   double gflops = 0, gbps = 0;
+  double flops = 0, bytes = 0;  // useful FLOPs and compulsory bytes of one call (a copy peer: its bytes)
   bool verified = false;
   double rel_error = 0;
   std::string check;
