@@ -12,6 +12,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -154,8 +155,11 @@ TEST(Hostile, OutputFileAppearsWholeAndNoTemporaryRemains) {
   ASSERT_EQ(r.code, 0) << r.out;
   std::ifstream f(file);
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(text.front(), '[');
-  EXPECT_EQ(text.substr(text.size() - 2), "]\n");
+  // Whole: the object ({"context", "rows"}) closes, and a JSON parser reads it.
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text.front(), '{');
+  EXPECT_EQ(text.substr(text.size() - 2), "}\n");
+  EXPECT_NO_THROW((void)nlohmann::json::parse(text));
   DIR* d = opendir(dir.c_str());
   ASSERT_NE(d, nullptr);
   while (const dirent* e = readdir(d)) EXPECT_EQ(std::string(e->d_name).find(".tmp."), std::string::npos) << e->d_name;

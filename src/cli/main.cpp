@@ -260,8 +260,12 @@ int cmd_compare(const CompareArgs& a) {
       bes.push_back(&backend(n));  // named explicitly: unknown or unavailable is an error
     }
   }
-  for (auto [file, option] : {std::pair{&a.json_file, "--json"}, {&a.csv_file, "--csv"}, {&a.plot_file, "--plot"}})
-    if (!file->empty()) check_writable(*file, option);
+  // The output files, opened now (under a temporary name) so that a path that cannot be written
+  // fails before minutes of work; each appears whole, renamed, once its content is complete.
+  std::optional<OutputFile> json_out, csv_out, plot_out;
+  if (!a.json_file.empty()) json_out.emplace("--json", a.json_file);
+  if (!a.csv_file.empty()) csv_out.emplace("--csv", a.csv_file);
+  if (!a.plot_file.empty()) plot_out.emplace("--plot", a.plot_file);
   // GPU rows first, then CPU rows: the comparison users come for reads top to bottom.
   std::stable_sort(bes.begin(), bes.end(), [](Backend* x, Backend* y) {
     return x->info().kind == DeviceKind::gpu && y->info().kind != DeviceKind::gpu;
@@ -315,9 +319,9 @@ int cmd_compare(const CompareArgs& a) {
   for (const auto& r : rows)
     if (!r.verified)
       fmt::print(stderr, "verification failed: {} {} {}: {}\n", to_string(r.problem.op), r.backend, r.variant, r.check);
-  if (!a.json_file.empty()) write_json(a.json_file, table, bes);
-  if (!a.csv_file.empty()) write_csv(a.csv_file, table);
-  if (!a.plot_file.empty()) write_plot(a.plot_file, table);
+  if (json_out) json_out->commit(json_text(table, bes));
+  if (csv_out) csv_out->commit(csv_text(table));
+  if (plot_out) plot_out->commit(plot_svg(table));
   return all_ok ? 0 : kExitVerifyFailed;
 }
 

@@ -156,29 +156,14 @@ nlohmann::json row_json(const Row& row) {
   return j;
 }
 
-void check_writable(const std::string& file, const char* option) {
-  const auto slash = file.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : file.substr(0, slash);
-  if (file.empty() || file.back() == '/')
-    throw Error(fmt::format("{} needs a file name, got '{}'", option, file));
-  if (access(dir.c_str(), W_OK) != 0)
-    throw Error(fmt::format("{} {}: cannot write into '{}' (missing or not writable)", option, file, dir));
-  if (access(file.c_str(), F_OK) == 0 && access(file.c_str(), W_OK) != 0)
-    throw Error(fmt::format("{} {}: the file exists and is not writable", option, file));
-}
 
-namespace {
-// Written to a temporary name beside the file and renamed when complete (args.hpp's OutputFile):
-// a failed write leaves no half-written file, and says why.
-void write_file(const std::string& file, const std::string& text) { OutputFile(file, file).commit(text); }
-}  // namespace
 
-void write_json(const std::string& file, const std::vector<Row>& rows, const std::vector<Backend*>& backends) {
+std::string json_text(const std::vector<Row>& rows, const std::vector<Backend*>& backends) {
   nlohmann::json j;
   j["context"] = run_context(backends);
   j["rows"] = nlohmann::json::array();
   for (const auto& r : rows) j["rows"].push_back(row_json(r));
-  write_file(file, j.dump(2) + "\n");
+  return j.dump(2) + "\n";
 }
 
 std::string csv_text(const std::vector<Row>& rows) {
@@ -206,9 +191,8 @@ std::string csv_text(const std::vector<Row>& rows) {
   return out;
 }
 
-void write_csv(const std::string& file, const std::vector<Row>& rows) { write_file(file, csv_text(rows)); }
 
-void write_plot(const std::string& file, const std::vector<Row>& rows) {
+std::string plot_svg(const std::vector<Row>& rows) {
   std::vector<PlotDevice> devices;
   for (const auto& row : rows) {
     const RunResult& r = row.r;
@@ -226,7 +210,7 @@ void write_plot(const std::string& file, const std::vector<Row>& rows) {
     d->points.push_back({r.backend, std::string(to_string(r.problem.op)), r.variant, r.peer,
                          r.flops > 0 ? row.roof.intensity : 0, r.gflops, r.gbps, row.roof.roof_fraction});
   }
-  write_file(file, roofline_svg(devices));
+  return roofline_svg(devices);
 }
 
 void print_table(const std::vector<Row>& rows) {

@@ -36,13 +36,11 @@ nlohmann::json ceilings_json(const Ceilings& c);
 nlohmann::json row_json(const Row& row);
 
 // Throws tilekit::Error when `file` cannot be written (checked before a long run starts).
-void check_writable(const std::string& file, const char* option);
-void write_json(const std::string& file, const std::vector<Row>& rows, const std::vector<Backend*>& backends);
-void write_csv(const std::string& file, const std::vector<Row>& rows);
+std::string json_text(const std::vector<Row>& rows, const std::vector<Backend*>& backends);
 std::string csv_text(const std::vector<Row>& rows);
 
 // One roofline per device (plot.hpp), the rows as its points.
-void write_plot(const std::string& file, const std::vector<Row>& rows);
+std::string plot_svg(const std::vector<Row>& rows);
 
 void print_table(const std::vector<Row>& rows);
 // The measured ceilings, their estimates and warnings, one per line, each line led by `indent`.
