@@ -16,7 +16,10 @@ function(tilekit_tile_executables name source)
     target_link_libraries(${name} PRIVATE OpenMP::OpenMP_CXX)
   endif()
   set(made ${name})
-  if("kokkos" IN_LIST backends AND TARGET tilekit_tile_kokkos)
+  # Not when the kokkos backend is a plugin: the plugin carries its own (static) Kokkos, and a
+  # program linking Kokkos too would hold two runtimes (configure with TILEKIT_KOKKOS_PLUGIN=OFF).
+  get_property(plugins GLOBAL PROPERTY TILEKIT_PLUGINS)
+  if("kokkos" IN_LIST backends AND TARGET tilekit_tile_kokkos AND NOT "kokkos" IN_LIST plugins)
     add_executable(${name}_kokkos ${src})
     target_link_libraries(${name}_kokkos PRIVATE tilekit tilekit_tile_kokkos ${ARG_LIBS})
     get_property(kokkos_cuda GLOBAL PROPERTY TILEKIT_KOKKOS_CUDA)

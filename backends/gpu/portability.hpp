@@ -209,52 +209,20 @@ namespace tilekit::gpu {
 inline constexpr bool kRolledConstantTaps = TILEKIT_ROLLED_CONSTANT_TAPS;
 }  // namespace tilekit::gpu
 
-// Asynchronous element copies from global to shared memory: a thread issues all of its
-// copies and waits once, so a block's whole input window is in flight together and no
-// register holds it on the way (cp.async on sm_80+; `valid` false zero-fills the element
-// without reading `src`, which must still be a valid address). Elsewhere (HIP, older NVIDIA)
-// TILEKIT_GPU_ASYNC_COPY is 0 and callers use their register-staged path instead; the
-// functions below then degrade to plain copies, correct but overlapping nothing.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-#define TILEKIT_GPU_ASYNC_COPY 1
-#else
-#define TILEKIT_GPU_ASYNC_COPY 0
-#endif
+// Asynchronous copies from global to shared memory (cp.async on sm_80+): the tile layer's
+// (include/tilekit/tile/gpu.hpp), under the names the hand-written kernels use. A thread issues
+// all of its copies and waits once; `valid` false zero-fills without reading the source (which
+// must still be a valid address). Without cp.async (HIP, older NVIDIA) TILEKIT_GPU_ASYNC_COPY is 0
+// and they are plain copies, correct but overlapping nothing.
+#include "tilekit/tile/gpu.hpp"
+#define TILEKIT_GPU_ASYNC_COPY TILEKIT_TILE_ASYNC_COPY
 namespace tilekit::gpu {
-template <class T>
-__device__ __forceinline__ void copy_async(T* dst_shared, const T* src, bool valid) {
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "cp.async copies 4, 8 or 16 bytes");
-#if TILEKIT_GPU_ASYNC_COPY
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(int(sizeof(T))),
-               "r"(valid ? int(sizeof(T)) : 0)
-               : "memory");
-#else
-  *dst_shared = valid ? *src : T(0);
-#endif
-}
-// One 16-byte asynchronous copy (cp.async.cg: through L2 only, for data whose reuse is in
-// shared memory); `valid` false zero-fills the 16 bytes without reading `src`. Without
-// asynchronous copies a plain vector copy.
+using tile::detail::copy_async;
+using tile::detail::copy_async_wait_all;
+// One 16-byte copy (cp.async.cg: through L2 only, for data whose reuse is in shared memory).
 template <class VT>
 __device__ __forceinline__ void copy_async16(VT* dst_shared, const VT* src, bool valid) {
   static_assert(sizeof(VT) == 16, "16-byte vectors");
-#if TILEKIT_GPU_ASYNC_COPY
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
-#else
-  if (valid)
-    *dst_shared = *src;
-  else
-    *dst_shared = VT{};
-#endif
-}
-// Waits for all of this thread's copies (a __syncthreads() after it makes every thread's
-// copies visible to the block).
-__device__ __forceinline__ void copy_async_wait_all() {
-#if TILEKIT_GPU_ASYNC_COPY
-  asm volatile("cp.async.commit_group;\ncp.async.wait_group 0;\n" ::: "memory");
-#endif
+  copy_async(dst_shared, src, valid);
 }
 }  // namespace tilekit::gpu

@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "tilekit/backend.hpp"
+#include "tilekit/tile/kokkos.hpp"
 
 // Unrolls a loop with compile-time bounds in device code; host compilers (nvcc's host pass
 // included) decide for themselves, and GCC would warn about the pragma.
@@ -46,19 +47,7 @@ using Policy2D = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, Kokkos::Iterate::Le
 // Whether teams are GPU thread blocks (team scratch = shared memory, a team of many threads).
 // Host and device function: kernels branch on it too (a plain constexpr function would need
 // nvcc's --expt-relaxed-constexpr there).
-KOKKOS_INLINE_FUNCTION constexpr bool exec_on_gpu() {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if (std::is_same<Exec, Kokkos::Cuda>::value) return true;
-#endif
-#if defined(KOKKOS_ENABLE_HIP)
-#if KOKKOS_VERSION >= 40000
-  if (std::is_same<Exec, Kokkos::HIP>::value) return true;
-#else
-  if (std::is_same<Exec, Kokkos::Experimental::HIP>::value) return true;
-#endif
-#endif
-  return false;
-}
+KOKKOS_INLINE_FUNCTION constexpr bool exec_on_gpu() { return tile::detail::kokkos_space_is_gpu<Exec>(); }
 
 // Level-0 scratch one team may use, as the execution space reports it.
 inline std::size_t scratch_max() { return std::size_t(TeamPolicy::scratch_size_max(0)); }

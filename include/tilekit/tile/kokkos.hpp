@@ -22,8 +22,9 @@ inline namespace TILEKIT_TILE_ABI {
 
 namespace detail {
 
+// Whether teams of `Exec` are GPU thread blocks (a function for host and device code alike).
 template <class Exec>
-constexpr bool kokkos_space_is_gpu() {
+KOKKOS_INLINE_FUNCTION constexpr bool kokkos_space_is_gpu() {
 #if defined(KOKKOS_ENABLE_CUDA)
   if (std::is_same<Exec, Kokkos::Cuda>::value) return true;
 #endif
