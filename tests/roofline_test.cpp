@@ -84,6 +84,7 @@ TEST(Roofline, GpuEstimateMatchesTheDatasheets) {
   const auto h200 = gpu::estimate_gpu(false, 9, 0, "", 132, 1980000, 2619000, 6144);
   EXPECT_NEAR(h200.gflops_f32, 66908, 10);
   EXPECT_NEAR(h200.gflops_f64, 33454, 10);
+  EXPECT_NEAR(h200.gflops_f64_matrix, 66908, 10);  // the FP64 tensor cores (DMMA)
   EXPECT_NEAR(h200.gbps, 4023, 1);
   // A100: 108 x 64 x 2 x 1.41 GHz = 19.5 TFLOP/s; 1215 MHz x 2 x 5120 bits = 1555 GB/s.
   const auto a100 = gpu::estimate_gpu(false, 8, 0, "", 108, 1410000, 1215000, 5120);

@@ -11,6 +11,7 @@ namespace tilekit::gpu {
 
 struct GpuEstimate {
   double gflops_f32 = 0, gflops_f64 = 0, gbps = 0;
+  double gflops_f64_matrix = 0;  // the FP64 tensor cores (A100, H100/H200, B200: twice the FP64 FMA lanes); 0: none
   std::string basis;
 };
 
@@ -42,6 +43,8 @@ inline GpuEstimate estimate_gpu(bool amd, int cc_major, int cc_minor, const std:
   const double ghz = clock_khz * 1e-6;
   e.gflops_f32 = double(sms) * f32 * 2.0 * ghz;
   e.gflops_f64 = double(sms) * f64 * 2.0 * ghz;
+  const int cc = cc_major * 10 + cc_minor;
+  if (!amd && (cc == 80 || cc == 90 || cc == 100)) e.gflops_f64_matrix = 2.0 * e.gflops_f64;
   e.gbps = 2.0 * mem_clock_khz * 1e3 * (bus_bits / 8.0) * 1e-9;
   e.basis = fmt::format("{} {} x {} fp32 / {} fp64 FMA lanes x 2 x {:.3f} GHz; memory {:.0f} MHz x 2 x {} bits",
                         sms, amd ? "CUs" : "SMs", f32, f64, ghz, mem_clock_khz * 1e-3, bus_bits);

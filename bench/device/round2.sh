@@ -63,11 +63,57 @@ if [ "$call" = A ]; then
   stage dgemm $((570 - ($(date +%s) - t0))) env OUT="$w/dgemm" B="$A" bash bench/device/dgemm.sh sass tests perf compare
   tail -30 "$w/dgemm.log" >>"$w/summary.txt"
 else
-  stage build 240 bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF "${kk[@]}"
+  # One call left in the session's device time: build both trees, then in order of need.
+  ln -sfn "$root/.device" .final/before/.device
+  stage build 300 bash -c "bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]} >$w/build-after.log 2>&1 &
+    (cd .final/before && bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]}) >$w/build-before.log 2>&1 & wait;
+    ls -la $A/tilekit .final/before/build-device/tilekit"
   "$A/tilekit" info >"$w/info.txt" 2>&1
-  stage plugins 60 env OUT="$w/plugins" bash scripts/gpu-plugin-check.sh "$A"
-  stage roofline 200 env TILEKIT_BACKENDS=cuda,kokkos bash bench/device/roofline.sh "$A" "$w/roofline"
-  stage sanitize $((570 - ($(date +%s) - t0))) env OUT="$w/sanitize" bash bench/device/sanitize.sh "$A" "cuda kokkos"
-  cat "$w/sanitize/summary.txt" >>"$w/summary.txt" 2>/dev/null
+  stage hardening 60 "$A/tests/tilekit_tests" --gtest_filter='*Hardening*:*Concurren*' --gtest_brief=1
+  grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$w/hardening.log" >>"$w/summary.txt"
+  stage speed 170 bash bench/tiled_before_after.sh .final/before/build-device/tilekit "$A/tilekit" cuda,kokkos 3 -- \
+    "gemm --size 4096" "transpose --size 8192" "conv2d --size 8192 --k 5" "conv2d --size 8192 --k 3"
+  cat "$w/speed.log" >>"$w/summary.txt"
+  mkdir -p "$w/roofline"
+  stage ceilings 60 "$A/tilekit" roofline --backends cuda,kokkos
+  stage roofline 120 "$A/tilekit" compare gemm transpose conv2d --backends cuda,kokkos --size 8192 --reps 5 \
+    --json "$w/roofline/h200-roofline.json" --csv "$w/roofline/h200-roofline.csv" --plot "$w/roofline/h200-roofline.svg"
+  # PMPP's compute-to-global-memory-access ratios, counted: DRAM bytes of the naive gemm and the
+  # 16x16 and 32x32 tiled ones at 4096^3 (3 x 64 MiB, past the 60 MB L2).
+  for c in "naive" "tiled --tile 16,16,16" "tiled --tile 32,32,32"; do
+    stage "ncu-gemm-${c// /_}" 60 ncu --clock-control none --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
+      "$A/tilekit" run gemm --size 4096 --backend cuda --variant $c --reps 1 --traffic
+  done
+  stage plugins 45 env OUT="$w/plugins" bash scripts/gpu-plugin-check.sh "$A"
+  stage campaign 90 bash -c "$A/tests/tilekit_campaign --backend cuda --cases 10000 --seed 1 &&
+    $A/tests/tilekit_campaign --backend kokkos --cases 10000 --seed 1"
+  tail -4 "$w/campaign.log" >>"$w/summary.txt"
+  # compute-sanitizer over what this round changed: the tiled variants (now the tile layer's
+  # kernels) on cuda and kokkos, and the DMMA double gemm; eight at a time.
+  {
+    for be in cuda kokkos; do
+      for tool in memcheck racecheck synccheck initcheck; do
+        for d in float double; do
+          for c in "gemm --m 67 --n 45 --k 33" "gemm --m 64 --n 64 --k 64 --tile 16,16,16" "transpose --m 67 --n 45" \
+                   "transpose --m 68 --n 44" "conv2d --m 67 --n 45 --filter 5" "conv2d --m 131 --n 68 --filter 9" \
+                   "conv2d --m 37 --n 44 --filter 17"; do
+            echo "compute-sanitizer --tool $tool --error-exitcode 9 $A/tilekit run $c --backend $be --variant tiled --dtype $d --reps 1"
+          done
+        done
+      done
+    done
+    for tool in memcheck racecheck synccheck initcheck; do
+      for c in "--m 67 --n 45 --k 33" "--m 131 --n 260 --k 37 --tile 128,128,16" "--m 129 --n 66 --k 18 --tile 64,64,16"; do
+        echo "compute-sanitizer --tool $tool --error-exitcode 9 $A/tilekit run gemm $c --backend cuda --variant optimized --dtype double --reps 1"
+      done
+      echo "compute-sanitizer --tool $tool --error-exitcode 9 $A/tests/tilekit_tile_tests_cuda --gtest_brief=1"
+    done
+  } >"$w/sanitize.list"
+  cat >"$w/san1.sh" <<'ONE'
+o=$(mktemp); eval "$1" >"$o" 2>&1; rc=$?; echo "rc=$rc $1"; [ $rc -eq 0 ] || tail -6 "$o"; rm -f "$o"
+ONE
+  stage sanitize $((575 - ($(date +%s) - t0))) bash -c "xargs -P 8 -d '\n' -n 1 bash $w/san1.sh <$w/sanitize.list"
+  echo "compute-sanitizer: $(grep -c '^rc=' "$w/sanitize.log") of $(wc -l <"$w/sanitize.list") runs done, $(grep -c '^rc=0 ' "$w/sanitize.log") clean" >>"$w/summary.txt"
+  grep -A4 '^rc=[^0]' "$w/sanitize.log" | head -40 >>"$w/summary.txt"
 fi
 cat "$w/summary.txt"
