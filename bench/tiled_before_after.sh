@@ -4,11 +4,13 @@
 # where each CASE is "op args" for `tilekit run` (e.g. "gemm --size 1024"). Every round runs
 # each case once with each binary, alternating which goes first, so that a machine's drifting
 # load falls on both; the table gives the median over rounds of each binary's time (each time
-# itself the median of the run's repetitions) and after / before.
+# itself the median of the run's repetitions) and after / before. FIRST=after starts the first
+# round with the after binary (to split the rounds over several invocations).
 set -euo pipefail
 before=${1:?before binary}; after=${2:?after binary}; backends=${3:?backends, comma-separated}; rounds=${4:?rounds}
 shift 4
 [ "${1:-}" = "--" ] && shift
+[ "${FIRST:-before}" = after ] && FIRST_OFFSET=1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for ((r = 0; r < rounds; r++)); do
@@ -16,7 +18,7 @@ for ((r = 0; r < rounds; r++)); do
     i=0
     for c in "$@"; do
       i=$((i + 1))
-      if ((r % 2)); then order="after before"; else order="before after"; fi
+      if (((r + ${FIRST_OFFSET:-0}) % 2)); then order="after before"; else order="before after"; fi
       for which in $order; do
         bin=$before; [ "$which" = after ] && bin=$after
         # shellcheck disable=SC2086

@@ -19,6 +19,13 @@
 namespace tilekit {
 namespace kokkos {
 
+void check_tile_lanes(const Problem& p, const TileConfig& t, int lanes, const char* what) {
+  constexpr int kMostTeam = 1024;  // Kokkos' GPU spaces: team size x vector length
+  if (!exec_on_gpu() || lanes <= kMostTeam) return;
+  throw Error(fmt::format("{} tiled tile {} needs {} lanes ({}), but Kokkos' {} runs teams of at most {} threads",
+                          to_string(p.op), t.str(), lanes, what, Exec::name(), kMostTeam));
+}
+
 std::string describe(const Launch& l) {
   if (l.team == 0) return l.kernel;
   std::string s = "league " + std::to_string(l.league) + " x team " + std::to_string(l.team);

@@ -143,6 +143,10 @@ std::string scratch_where(std::size_t reserved, const char* what);
 // accumulators, a staged filter, alignment) exceed the space's level-0 scratch.
 void check_team_scratch(const Problem& p, const TileConfig& t, std::size_t reserved, const char* what);
 
+// The tiled variants' lanes are team threads on GPU spaces: refuses (tilekit::Error, before any
+// launch) a tile that needs more than a team can have. `what`: what one lane computes.
+void check_tile_lanes(const Problem& p, const TileConfig& t, int lanes, const char* what);
+
 // Integer ceil-divide, for tiles along a dimension.
 inline int tiles(index_t extent, int tile) { return int((extent + tile - 1) / tile); }
 

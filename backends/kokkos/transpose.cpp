@@ -179,6 +179,7 @@ TileConfig transpose_tile(Variant v, const Problem& p, const TileConfig& request
     const int pad = v == Variant::optimized ? 1 : 0;
     const std::size_t reserved = TransposeTeam<T>::scratch_bytes(requested.rows, requested.cols, pad) -
                                  tile_scratch_bytes(p, requested);
+    if (v == Variant::tiled) check_tile_lanes(p, requested, tiled_lanes(requested).count(), "one per column, rows in steps");
     check_team_scratch(p, requested, reserved, pad ? "alignment and the padding column" : "alignment");
     return v == Variant::naive ? TileConfig{} : TileConfig{requested.rows, requested.cols, 0};
   };

@@ -5,7 +5,8 @@
 // The window's rows carry the halo rounded up to whole 16-byte vectors each side, so that on a
 // GPU the load is aligned 16-byte asynchronous copies (where the image allows them); output
 // column x's window then starts at scratch column x + pad - R/2.
-// With R compiled (kR) the taps unroll and the filter sits in registers; with kRows > 1 a lane
+// With R compiled (kR) the taps unroll (on NVIDIA GPUs each tap is then an FFMA operand from
+// constant memory, where the layer puts the launch's constants); with kRows > 1 a lane
 // computes kRows outputs down a column (thread coarsening, PMPP 6.3): they share R - 1 of their
 // R window rows, so each scratch value read feeds up to kRows multiply-adds ((kRows + R - 1) R
 // reads for kRows R^2 FMAs: 7.5 per output instead of 25 at R = 5 and 8 rows).
@@ -29,12 +30,18 @@ template <class T, int kR = 0, int kRows = 1, int kCols = 0, bool kLanesCoverRow
 struct Conv2dTiled {
   Conv2dArgs<T> a;
   int rows, cols;  // the output tile; kRows divides rows, and kCols (when set) is cols
+  // GPUs, the compiled 64-wide shape: about 256 lanes a tile (tile_choice), and registers for 6
+  // tiles an SM (the memory-bound kernel needs the bytes in flight that occupancy brings).
+  static constexpr int kMaxLanes = kCols > 0 ? 256 : 1024;
+  static constexpr int kMinTilesPerSM = kCols > 0 ? (kRows > 8 ? 4 : 6) : 1;
 
   static std::size_t scratch_bytes(int r, int rows, int cols) {
     return tile::scratch_bytes<T>(rows + r - 1, cols + 2 * conv2d_window_pad<T>(r));
   }
+  // The filter is the launch's constants: on GPUs in constant memory, broadcast to every lane.
   tile::Shape shape(tile::Dim2 lanes, const char* name) const {
-    return {(a.w + cols - 1) / cols, (a.h + rows - 1) / rows, lanes, scratch_bytes(a.r, rows, cols), name};
+    return {(a.w + cols - 1) / cols, (a.h + rows - 1) / rows, lanes, scratch_bytes(a.r, rows, cols), name,
+            a.filter, std::size_t(a.r) * std::size_t(a.r) * sizeof(T)};
   }
 
   template <class Tile>
@@ -43,12 +50,7 @@ struct Conv2dTiled {
     auto win = window(t, r, tc, pad);
     const index_t i0 = t.y() * rows, j0 = t.x() * tc;
     t.load(win, tile::GlobalView<T>{a.in, a.h, a.w, a.ld_in}, i0 - r / 2, j0 - pad);
-    // The filter, tile-uniform: registers on a GPU, one small array per CPU tile.
-    T f[kR > 0 ? kR * kR : 1];
-    if constexpr (kR > 0) {
-      TILEKIT_TILE_UNROLL
-      for (int q = 0; q < kR * kR; ++q) f[q] = a.filter[q];
-    }
+    const T* f = tile::constants<T>(t);  // the filter
     t.barrier();
     const int off = pad - r / 2;
     const int rows_in = int(a.h - i0 < rows ? a.h - i0 : rows), cols_in = int(a.w - j0 < tc ? a.w - j0 : tc);
@@ -70,11 +72,12 @@ struct Conv2dTiled {
         }
       } else {
         for (int fi = 0; fi < r; ++fi)
-          for (int fj = 0; fj < r; ++fj) acc[0] += a.filter[fi * r + fj] * win(r0 + fi, l.x + off + fj);
+          for (int fj = 0; fj < r; ++fj) acc[0] += f[fi * r + fj] * win(r0 + fi, l.x + off + fj);
       }
+      T* out = a.out + (i0 + r0) * a.ld_out + j0 + l.x;
       TILEKIT_TILE_UNROLL
       for (int o = 0; o < kRows; ++o)
-        if (kLanesCoverRows || r0 + o < rows_in) a.out[(i0 + r0 + o) * a.ld_out + j0 + l.x] = acc[o];
+        if (kLanesCoverRows || r0 + o < rows_in) out[o * a.ld_out] = acc[o];
     };
     // Only the lanes whose outputs are inside the image (PMPP's `if (row < M && col < N)`, as
     // a lane range: a CPU's lane loop then has no condition in it and vectorises).

@@ -4,8 +4,12 @@
 # that the call ends inside the tool's 10 minutes and returns what it has.
 #   call A: bash bench/device/round2.sh A   build (before and after), conformance, tile layer tests,
 #           examples, tiled before/after, DMMA (bench/device/dgemm.sh: sass, tests, perf, compare)
-#   call B: bash bench/device/round2.sh B   build, compute-sanitizer + GPU campaign (sanitize.sh),
-#           roofline + traffic (roofline.sh), plugins (gpu-plugin-check.sh)
+#   call B: bash bench/device/round2.sh B   build (before and after), hardening tests, roofline
+#           ceilings and compare, ncu DRAM bytes of the gemm kernels (PMPP's ratios), plugins, GPU
+#           campaign, compute-sanitizer over the tile layer's kernels and the DMMA gemm
+#   call C: bash bench/device/round2.sh C   build (before and after), tiled before/after (two
+#           rounds, one invocation each), the kokkos campaign and the tile tests under initcheck
+#           after the fixes call B asked for
 # Carried: .device (bench/device/pack.sh), .kokkos (a Kokkos + CUDA install made on the Debian
 # machine from the fetched upstream source, never committed; built for /tmp/kokkos-install) and,
 # for call A, .final/before (`git archive` of the last commit before the tile layer).
@@ -42,7 +46,23 @@ fi
 A=$root/build-device
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv >"$w/gpu.txt" 2>&1
 
-if [ "$call" = A ]; then
+if [ "$call" = C ]; then
+  ln -sfn "$root/.device" .final/before/.device
+  stage build 300 bash -c "bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]} >$w/build-after.log 2>&1 &
+    (cd .final/before && bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]}) >$w/build-before.log 2>&1 & wait;
+    ls -la $A/tilekit .final/before/build-device/tilekit"
+  stage campaign 60 bash -c "$A/tests/tilekit_campaign --backend kokkos --cases 10000 --seed 1 &&
+    $A/tests/tilekit_campaign --backend cuda --cases 10000 --seed 2"
+  grep -E "^campaign" "$w/campaign.log" >>"$w/summary.txt"
+  stage initcheck 60 compute-sanitizer --tool initcheck --error-exitcode 9 "$A/tests/tilekit_tile_tests_cuda" --gtest_brief=1
+  tail -3 "$w/initcheck.log" >>"$w/summary.txt"
+  cases=("gemm --size 4096" "transpose --size 8192" "conv2d --size 8192 --k 5")
+  stage speed1 120 bash bench/tiled_before_after.sh .final/before/build-device/tilekit "$A/tilekit" cuda,kokkos 1 -- "${cases[@]}"
+  cat "$w/speed1.log" >>"$w/summary.txt"
+  stage speed2 $((330 - ($(date +%s) - t0))) env FIRST=after bash bench/tiled_before_after.sh .final/before/build-device/tilekit \
+    "$A/tilekit" cuda,kokkos 1 -- "${cases[@]}"
+  cat "$w/speed2.log" >>"$w/summary.txt"
+elif [ "$call" = A ]; then
   ln -sfn "$root/.device" .final/before/.device
   stage build 300 bash -c "bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]} >$w/build-after.log 2>&1 &
     (cd .final/before && bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]}) >$w/build-before.log 2>&1 & wait;

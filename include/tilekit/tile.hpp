@@ -84,6 +84,13 @@ TILEKIT_TILE_FN auto lane_state(Tile& t) {
   return t.template make_lane_state<T, N>();
 }
 
+// The launch's constants (Shape::constants) as an array of T: index them with compile-time
+// constants where you can (on NVIDIA GPUs each read is then an operand from constant memory).
+template <class T, class Tile>
+TILEKIT_TILE_FN auto constants(Tile& t) {
+  return t.template constants_as<T>();
+}
+
 // Whether this translation unit can launch tile kernels on `backend` (see above).
 inline bool can_launch(const std::string& backend) {
 #if !defined(__CUDACC__) && !defined(__HIPCC__)  // a GPU compiler's translation unit launches on its GPU
@@ -127,6 +134,9 @@ inline void check_shape(Backend& be, const Shape& s) {
   if (s.lanes.x < 1 || s.lanes.y < 1)
     throw Error(k + ": a tile needs at least one lane (got " + std::to_string(s.lanes.x) + " x " +
                 std::to_string(s.lanes.y) + ")");
+  if (s.constant_bytes > kMaxConstantBytes || (s.constant_bytes > 0 && !s.constants))
+    throw Error(k + ": " + std::to_string(s.constant_bytes) + " bytes of constants (at most " +
+                std::to_string(kMaxConstantBytes) + ", from a non-null pointer)");
   if (s.lanes.x > INT_MAX / s.lanes.y)
     throw Error(k + ": " + std::to_string(s.lanes.x) + " x " + std::to_string(s.lanes.y) + " lanes overflow");
   if (!be.available()) throw Error("backend '" + be.name() + "' is unavailable: " + be.unavailable_reason());

@@ -234,6 +234,10 @@ class CheckedTile {
     std::memset(static_cast<void*>(p), 0xFF, sizeof(T) * std::size_t(N) * std::size_t(n));
     return {p, n};
   }
+  template <class T>
+  const T* constants_as() const {
+    return static_cast<const T*>(s_.constants);
+  }
   template <class T, int kLd>
   void load(const CheckedView<T, kLd>& dst, const GlobalView<T>& src, index_t row0, index_t col0) {
     for_each(dst.rows * dst.cols, [&](int q) {

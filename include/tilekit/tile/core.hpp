@@ -79,13 +79,19 @@ struct Lane {
 };
 
 // One launch: a grid of tiles, the lanes of each tile, the scratch bytes each tile may carve.
+// Optionally, constants: read-only data every lane of every tile reads (a filter, coefficients),
+// in the backend's memory; on NVIDIA/AMD GPUs copied into constant memory before the launch, so
+// that reads of it by all lanes at once are one broadcast (PMPP 7.3), at most kMaxConstantBytes.
 struct Shape {
   index_t tiles_x = 1, tiles_y = 1;
   Dim2 lanes;
   std::size_t scratch_bytes = 0;
   const char* name = "tile kernel";  // for error messages and profilers
+  const void* constants = nullptr;
+  std::size_t constant_bytes = 0;
   TILEKIT_TILE_FN constexpr index_t tiles() const { return tiles_x * tiles_y; }
 };
+inline constexpr std::size_t kMaxConstantBytes = 16 * 1024;
 
 // Every scratch array starts on a 16-byte boundary, so 16-byte vector accesses are legal.
 inline constexpr std::size_t kScratchAlign = 16;

@@ -70,13 +70,15 @@ struct alignas(16) Bytes16 {
   unsigned int w[4];
 };
 
-// The collective load of a tile (GpuTile::load and the Kokkos GPU tile): thread `tid` of `nt`
-// copies every nt-th element (or 16-byte vector) of dst, zero outside src. 16-byte copies when
-// every vector is aligned and wholly inside or outside src; element copies otherwise. (y, x)
-// advance without a division per element.
-template <class T, class View>
-__device__ __forceinline__ void gpu_load(const View& dst, const GlobalView<T>& src, index_t row0, index_t col0,
-                                         int tid, int nt) {
+// The collective load of a tile (GpuTile::load and the Kokkos GPU tile), zero outside src.
+//   - A block shaped like the lane grid (PMPP's figure: each thread loads the one element it
+//     stands on): one copy per lane, no loop.
+//   - Otherwise thread `tid` of `nt` copies every nt-th 16-byte vector of dst (when every vector
+//     is aligned and wholly inside or outside src) or element; (y, x) advance without a division.
+// Offsets are 32-bit when src is under 2^31 elements (the common case: half the integer work).
+template <class I, class T, class View>
+__device__ __forceinline__ void gpu_load_strided(const View& dst, const GlobalView<T>& src, index_t row0,
+                                                 index_t col0, int tid, int nt) {
   constexpr int W = 16 / int(sizeof(T));
   const bool vec = reinterpret_cast<unsigned long long>(src.data) % 16 == 0 &&
                    reinterpret_cast<unsigned long long>(dst.data) % 16 == 0 && src.ld % W == 0 &&
@@ -84,11 +86,12 @@ __device__ __forceinline__ void gpu_load(const View& dst, const GlobalView<T>& s
   const int per_row = vec ? dst.cols / W : dst.cols, step = vec ? W : 1;
   if (per_row == 0) return;
   const int n = dst.rows * per_row, dy = nt / per_row, dx = nt - dy * per_row;
+  const I rows = I(src.rows), cols = I(src.cols), ld = I(src.ld), r0 = I(row0), c0 = I(col0);
   int y = tid / per_row, x = tid - y * per_row;
   for (int q = tid; q < n; q += nt) {
-    const index_t gy = row0 + y, gx = col0 + index_t(x) * step;
-    const bool ok = gy >= 0 && gy < src.rows && gx >= 0 && gx < src.cols;
-    const T* from = ok ? src.data + gy * src.ld + gx : src.data;
+    const I gy = r0 + y, gx = c0 + I(x) * step;
+    const bool ok = gy >= 0 && gy < rows && gx >= 0 && gx < cols;
+    const T* from = src.data + (ok ? gy * ld + gx : I(0));
     T* to = dst.data + y * dst.ld() + x * step;
     if (vec)
       copy_async(reinterpret_cast<Bytes16*>(to), reinterpret_cast<const Bytes16*>(from), ok);
@@ -101,7 +104,37 @@ __device__ __forceinline__ void gpu_load(const View& dst, const GlobalView<T>& s
       ++y;
     }
   }
-  copy_async_wait_all();
+}
+
+template <class T, class View>
+__device__ __forceinline__ void gpu_load(const View& dst, const GlobalView<T>& src, index_t row0, index_t col0,
+                                         Lane lane, Dim2 lanes) {
+  const bool small = src.rows * src.ld < index_t(1) << 31 && row0 > -(index_t(1) << 30) && col0 > -(index_t(1) << 30);
+  if (dst.rows == lanes.y && dst.cols == lanes.x) {
+    const index_t gy = row0 + lane.y, gx = col0 + lane.x;
+    const bool ok = gy >= 0 && gy < src.rows && gx >= 0 && gx < src.cols;
+    const T* from = src.data + (ok ? (small ? index_t(int(gy) * int(src.ld) + int(gx)) : gy * src.ld + gx) : 0);
+    copy_async(dst.data + lane.y * dst.ld() + lane.x, from, ok);
+  } else if (small) {
+    gpu_load_strided<int>(dst, src, row0, col0, lane.id, lanes.count());
+  } else {
+    gpu_load_strided<index_t>(dst, src, row0, col0, lane.id, lanes.count());
+  }
+}
+
+// The launch's constants: copies in constant memory, one per translation unit (static), filled
+// by run_gpu on the launch's stream before the kernel. One array per element size, each aligned
+// to its element only: the compiler then reads them one element at a time, and ptxas makes each
+// read with a constant index an operand of the instruction that uses it (a wider, vector read
+// would go through registers instead).
+static __constant__ float tile_constants_4[kMaxConstantBytes / 4];
+static __constant__ double tile_constants_8[kMaxConstantBytes / 8];
+template <class T>
+__device__ __forceinline__ const T* constants_of() {
+  if constexpr (sizeof(T) == 4)
+    return reinterpret_cast<const T*>(tile_constants_4);
+  else
+    return reinterpret_cast<const T*>(tile_constants_8);
 }
 
 }  // namespace detail
@@ -133,7 +166,11 @@ class GpuTile {
     for (int r = int(threadIdx.y); r < rows; r += int(blockDim.y))
       for (int c = int(threadIdx.x); c < cols; c += int(blockDim.x)) f(r, c);
   }
-  __device__ void barrier() const { __syncthreads(); }
+  // Loads are asynchronous copies: a barrier first waits for this thread's, then for everyone.
+  __device__ void barrier() const {
+    detail::copy_async_wait_all();
+    __syncthreads();
+  }
 
   template <class T, int kLd>
   __device__ ScratchView<T, kLd> scratch_view(int rows, int cols, int ld) {
@@ -155,7 +192,13 @@ class GpuTile {
   }
   template <class T, int kLd>
   __device__ void load(const ScratchView<T, kLd>& dst, const GlobalView<T>& src, index_t row0, index_t col0) const {
-    detail::gpu_load(dst, src, row0, col0, int(threadIdx.y * blockDim.x + threadIdx.x), int(blockDim.x * blockDim.y));
+    detail::gpu_load(dst, src, row0, col0,
+                     Lane{int(threadIdx.x), int(threadIdx.y), int(threadIdx.y * blockDim.x + threadIdx.x)}, lanes());
+  }
+  template <class T>
+  __device__ const T* constants_as() const {
+    static_assert(sizeof(T) == 4 || sizeof(T) % 8 == 0, "constants of 4-byte or 8-byte-aligned elements");
+    return detail::constants_of<T>();
   }
 
  private:
@@ -229,12 +272,28 @@ void run_gpu(void* stream, const Shape& s, const K& kernel) {
   const auto fn = &detail::tile_entry<K>;
 #if defined(__HIPCC__)
   auto st = static_cast<hipStream_t>(stream);
+  if (s.constant_bytes) {  // the kernel reads one of the two copies (constants_of)
+    detail::gpu_check(hipMemcpyToSymbolAsync(HIP_SYMBOL(detail::tile_constants_4), s.constants, s.constant_bytes, 0,
+                                             hipMemcpyDefault, st),
+                      s, "hipMemcpyToSymbolAsync(constants)");
+    detail::gpu_check(hipMemcpyToSymbolAsync(HIP_SYMBOL(detail::tile_constants_8), s.constants, s.constant_bytes, 0,
+                                             hipMemcpyDefault, st),
+                      s, "hipMemcpyToSymbolAsync(constants)");
+  }
   if (s.scratch_bytes > 48 * 1024)
     detail::gpu_check(hipFuncSetAttribute(reinterpret_cast<const void*>(fn), hipFuncAttributeMaxDynamicSharedMemorySize,
                                           int(s.scratch_bytes)),
                       s, "hipFuncSetAttribute(MaxDynamicSharedMemorySize)");
 #else
   auto st = static_cast<cudaStream_t>(stream);
+  if (s.constant_bytes) {  // the kernel reads one of the two copies (constants_of)
+    detail::gpu_check(cudaMemcpyToSymbolAsync(detail::tile_constants_4, s.constants, s.constant_bytes, 0,
+                                              cudaMemcpyDefault, st),
+                      s, "cudaMemcpyToSymbolAsync(constants)");
+    detail::gpu_check(cudaMemcpyToSymbolAsync(detail::tile_constants_8, s.constants, s.constant_bytes, 0,
+                                              cudaMemcpyDefault, st),
+                      s, "cudaMemcpyToSymbolAsync(constants)");
+  }
   if (s.scratch_bytes > 48 * 1024)
     detail::gpu_check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(s.scratch_bytes)), s,
                       "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");

@@ -154,6 +154,10 @@ class HostTile {
     const int n = s_.lanes.count();
     return {static_cast<T*>(arena_.take(sizeof(T) * std::size_t(N) * std::size_t(n))), n};
   }
+  template <class T>
+  const T* constants_as() const {
+    return static_cast<const T*>(s_.constants);
+  }
 
   // dst = the dst.rows x dst.cols block of src at (row0, col0), zero outside src.
   template <class T, int kLd>

@@ -81,7 +81,8 @@ class KokkosGpuTile {
         cap_(s.scratch_bytes),
         tx_(index_t(m.league_rank()) % s.tiles_x),
         ty_(index_t(m.league_rank()) / s.tiles_x),
-        lanes_(s.lanes) {}
+        lanes_(s.lanes),
+        constants_(s.constants) {}
   KOKKOS_INLINE_FUNCTION index_t x() const { return tx_; }
   KOKKOS_INLINE_FUNCTION index_t y() const { return ty_; }
   KOKKOS_INLINE_FUNCTION Dim2 lanes() const { return lanes_; }
@@ -107,8 +108,17 @@ class KokkosGpuTile {
     for (int r = id / lx; r < rows; r += lanes_.y)
       for (int c = id % lx; c < cols; c += lx) f(r, c);
   }
-  KOKKOS_INLINE_FUNCTION void barrier() const { m_.team_barrier(); }
+  // Loads are asynchronous copies on GPUs that have them: wait for this thread's first.
+  KOKKOS_INLINE_FUNCTION void barrier() const {
+    KOKKOS_IF_ON_DEVICE((detail::copy_async_wait_all();))
+    m_.team_barrier();
+  }
 
+  // Kokkos launches the kernel itself: constants are read from the backend's memory.
+  template <class T>
+  KOKKOS_INLINE_FUNCTION const T* constants_as() const {
+    return static_cast<const T*>(constants_);
+  }
   template <class T, int kLd>
   KOKKOS_INLINE_FUNCTION ScratchView<T, kLd> scratch_view(int rows, int cols, int ld) {
     const std::size_t bytes = align_scratch(std::size_t(rows) * std::size_t(ld) * sizeof(T));
@@ -124,7 +134,8 @@ class KokkosGpuTile {
   template <class T, int kLd>
   KOKKOS_INLINE_FUNCTION void load(const ScratchView<T, kLd>& dst, const GlobalView<T>& src, index_t row0,
                                    index_t col0) const {
-    KOKKOS_IF_ON_DEVICE((detail::gpu_load(dst, src, row0, col0, m_.team_rank(), m_.team_size());))
+    const int id = m_.team_rank();
+    KOKKOS_IF_ON_DEVICE((detail::gpu_load(dst, src, row0, col0, Lane{id % lanes_.x, id / lanes_.x, id}, lanes_);))
     KOKKOS_IF_ON_HOST((Kokkos::abort("tilekit tile kernel: the GPU tile ran on the host");))
   }
 
@@ -134,6 +145,7 @@ class KokkosGpuTile {
   std::size_t used_ = 0, cap_;
   index_t tx_, ty_;
   Dim2 lanes_;
+  const void* constants_;
 };
 
 namespace detail {
@@ -160,14 +172,18 @@ void run_kokkos(const Shape& s, const K& kernel) {
   const std::string label = std::string("tilekit::tile::") + s.name;
   if constexpr (detail::kokkos_gpu_teams<K>) {
 #if defined(__CUDACC__) || defined(__HIPCC__)
-    detail::KokkosPolicy policy(int(s.tiles()), s.lanes.count());
-    policy.set_scratch_size(0, Kokkos::PerTeam(detail::kokkos_scratch_request(s.scratch_bytes)));
+    // The most lanes a team of this kernel may have, asked before a policy of that team size is
+    // made (Kokkos throws from the constructor past its limit).
     const detail::KokkosGpuTiles<K> f{kernel, s};
-    const int most = policy.team_size_max(f, Kokkos::ParallelForTag());
+    detail::KokkosPolicy probe(1, 1);
+    probe.set_scratch_size(0, Kokkos::PerTeam(detail::kokkos_scratch_request(s.scratch_bytes)));
+    const int most = probe.team_size_max(f, Kokkos::ParallelForTag());
     if (s.lanes.count() > most)
       throw Error(std::string("tile kernel '") + s.name + "' is launched with " + std::to_string(s.lanes.count()) +
                   " lanes per tile, but Kokkos' " + detail::KokkosExec::name() + " offers teams of at most " +
                   std::to_string(most) + " threads for it");
+    detail::KokkosPolicy policy(int(s.tiles()), s.lanes.count());
+    policy.set_scratch_size(0, Kokkos::PerTeam(detail::kokkos_scratch_request(s.scratch_bytes)));
     Kokkos::parallel_for(label, policy, f);
 #endif
   } else {
