@@ -91,7 +91,7 @@ struct Shape {
   std::size_t constant_bytes = 0;
   TILEKIT_TILE_FN constexpr index_t tiles() const { return tiles_x * tiles_y; }
 };
-inline constexpr std::size_t kMaxConstantBytes = 16 * 1024;
+inline constexpr std::size_t kMaxConstantBytes = 8 * 1024;  // (Kokkos keeps 32 KiB of the 64 KiB for itself)
 
 // Every scratch array starts on a 16-byte boundary, so 16-byte vector accesses are legal.
 inline constexpr std::size_t kScratchAlign = 16;
