@@ -255,9 +255,9 @@ TileConfig conv2d_tile(Variant v, const Problem& p, const TileConfig& requested)
     if (requested.is_auto()) return v == Variant::naive ? TileConfig{} : auto_tile<T>(v, p);
     const Variant checked = v == Variant::naive ? Variant::tiled : v;
     const std::size_t reserved = scratch_for<T>(checked, requested, int(p.k)) - tile_scratch_bytes(p, requested);
-    if (checked == Variant::tiled) check_tile_lanes(p, requested, tiled_lanes(requested).count(), "one per column, rows in steps");
     check_team_scratch(p, requested, reserved,
                        checked == Variant::optimized ? "alignment, whole strips of rows and the filter" : "alignment");
+    if (checked == Variant::tiled) check_tile_lanes(p, requested, tiled_lanes(requested).count(), "one per column, rows in steps");
     return v == Variant::naive ? TileConfig{} : TileConfig{requested.rows, requested.cols, 0};
   };
   return p.dtype == DType::f32 ? resolve(0.0f) : resolve(0.0);

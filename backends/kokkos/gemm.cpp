@@ -583,9 +583,9 @@ TileConfig gemm_tile(Variant v, const Problem& p, const TileConfig& requested) {
     using T = decltype(zero);
     if (requested.is_auto()) return v == Variant::naive ? TileConfig{} : auto_tile<T>(v);
     const Plan pl = plan<T>(v == Variant::naive ? Variant::tiled : v, p, requested);
-    if (v == Variant::tiled) check_tile_lanes(p, requested, requested.rows * requested.cols, "one per element of C");
     check_team_scratch(p, requested, reserved_bytes<T>(pl, p, requested),
                        pl.kind == Kind::team_shared ? "alignment and the accumulator tile" : "alignment and padding");
+    if (v == Variant::tiled) check_tile_lanes(p, requested, requested.rows * requested.cols, "one per element of C");
     return v == Variant::naive ? TileConfig{} : requested;
   };
   return p.dtype == DType::f32 ? resolve(0.0f) : resolve(0.0);

@@ -179,8 +179,8 @@ TileConfig transpose_tile(Variant v, const Problem& p, const TileConfig& request
     const int pad = v == Variant::optimized ? 1 : 0;
     const std::size_t reserved = TransposeTeam<T>::scratch_bytes(requested.rows, requested.cols, pad) -
                                  tile_scratch_bytes(p, requested);
-    if (v == Variant::tiled) check_tile_lanes(p, requested, tiled_lanes(requested).count(), "one per column, rows in steps");
     check_team_scratch(p, requested, reserved, pad ? "alignment and the padding column" : "alignment");
+    if (v == Variant::tiled) check_tile_lanes(p, requested, tiled_lanes(requested).count(), "one per column, rows in steps");
     return v == Variant::naive ? TileConfig{} : TileConfig{requested.rows, requested.cols, 0};
   };
   return p.dtype == DType::f32 ? resolve(0.0f) : resolve(0.0);
