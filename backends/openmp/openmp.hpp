@@ -63,7 +63,7 @@ template <class T> void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t
 // ---- transpose (transpose.cpp): naive in plain C++ (tiled: backends/portable/), optimized a driver around the
 // dispatched SIMD kernels (simd.hpp, transpose_simd.cpp)
 template <class T> void transpose_naive(const TransposeArgs<T>& a);
-// The tiled transpose's automatic tile: tall and 8 columns wide (see transpose.cpp for why).
+// The tiled transpose's automatic tile: a square block in half the L1 (see transpose.cpp for why).
 TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t);
 // Transpose: rows x cols blocks of the input, split across threads; streaming (non-temporal)
 // stores when the output is larger than `stream_above` bytes.

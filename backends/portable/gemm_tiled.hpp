@@ -43,12 +43,10 @@ struct GemmTiled {
       t.load(as, a, row0, p0);
       t.load(bs, b, p0, col0);
       t.barrier();  // the blocks are complete before anyone reads them
-      t.for_lanes([&](tile::Lane l) {
-        T sum = acc[l];
-        TILEKIT_TILE_UNROLL
-        for (int kk = 0; kk < td; ++kk) sum += as(l.y, kk) * bs(kk, l.x);
-        acc[l] = sum;
-      });
+      // Every lane adds one product per step of the block's depth. (The step loop outside the
+      // lane loop: a GPU thread keeps its sum in a register either way, and a CPU's lane loop
+      // then runs along a row of C, its sums staying in L1 as vectors.)
+      for (int kk = 0; kk < td; ++kk) t.for_lanes([&](tile::Lane l) { acc[l] += as(l.y, kk) * bs(kk, l.x); });
       t.barrier();  // everyone is done reading before the next step overwrites them
     }
     // The lanes whose element of C exists (PMPP's `if (row < M && col < N)`, as a lane range).
