@@ -1,0 +1,7 @@
+# The tiled variants before (hand-written per backend, commit 679a6d4) and after (the portable
+# kernels on the tile layer), built side by side on the H200 machine in one call, cuda and kokkos
+# (Kokkos 4.6.99 + CUDA, sm_90), float:
+#   bash bench/device/round2.sh C     then    bash bench/device/round2.sh D
+# (device tool, carried .device .kokkos .final; .final/before = git archive 679a6d4), whose speed
+# stages run bench/tiled_before_after.sh BEFORE AFTER cuda,kokkos 1 -- "gemm --size 4096"
+# "transpose --size 8192" "conv2d --size 8192 --k 5" (each a median of 10 repetitions, device events).
