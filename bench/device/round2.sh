@@ -44,25 +44,26 @@ if [ -d .kokkos ]; then
   kk=(-DTILEKIT_ENABLE_KOKKOS=ON -DKokkos_ROOT=/tmp/kokkos-install -DTILEKIT_KOKKOS_PLUGIN=OFF)
 fi
 A=$root/build-device
+# This tree into build-device/ and the one before the tile layer (.final/before) beside it, at once.
+build_both() {
+  ln -sfn "$root/.device" .final/before/.device
+  stage build "$1" bash -c "bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]} >$w/build-after.log 2>&1 &
+    (cd .final/before && bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]}) >$w/build-before.log 2>&1 & wait;
+    ls -la $A/tilekit .final/before/build-device/tilekit"
+}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv >"$w/gpu.txt" 2>&1
 
 if [ "$call" = D ]; then
   # The last minutes of device time: the gemm and conv2d tiled rows again after two fixes
   # (register-staged lane-grid loads; the Kokkos lane worked out once per tile).
-  ln -sfn "$root/.device" .final/before/.device
-  stage build 200 bash -c "bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]} >$w/build-after.log 2>&1 &
-    (cd .final/before && bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]}) >$w/build-before.log 2>&1 & wait;
-    ls -la $A/tilekit .final/before/build-device/tilekit"
+  build_both 200
   stage tests 30 "$A/tests/tilekit_tests" --gtest_filter='*/cuda_tiled*:*/kokkos_tiled*' --gtest_brief=1
   grep -E '^\[  (PASSED|FAILED) ' "$w/tests.log" >>"$w/summary.txt"
   stage speed 60 bash bench/tiled_before_after.sh .final/before/build-device/tilekit "$A/tilekit" cuda,kokkos 1 -- \
     "gemm --size 4096" "conv2d --size 8192 --k 5"
   cat "$w/speed.log" >>"$w/summary.txt"
 elif [ "$call" = C ]; then
-  ln -sfn "$root/.device" .final/before/.device
-  stage build 300 bash -c "bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]} >$w/build-after.log 2>&1 &
-    (cd .final/before && bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]}) >$w/build-before.log 2>&1 & wait;
-    ls -la $A/tilekit .final/before/build-device/tilekit"
+  build_both 300
   stage campaign 60 bash -c "$A/tests/tilekit_campaign --backend kokkos --cases 10000 --seed 1 &&
     $A/tests/tilekit_campaign --backend cuda --cases 10000 --seed 2"
   grep -E "^campaign" "$w/campaign.log" >>"$w/summary.txt"
@@ -75,10 +76,7 @@ elif [ "$call" = C ]; then
     "$A/tilekit" cuda,kokkos 1 -- "${cases[@]}"
   cat "$w/speed2.log" >>"$w/summary.txt"
 elif [ "$call" = A ]; then
-  ln -sfn "$root/.device" .final/before/.device
-  stage build 300 bash -c "bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]} >$w/build-after.log 2>&1 &
-    (cd .final/before && bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]}) >$w/build-before.log 2>&1 & wait;
-    ls -la $A/tilekit .final/before/build-device/tilekit"
+  build_both 300
   cat "$w/build.log" >>"$w/summary.txt"
   "$A/tilekit" info >"$w/info.txt" 2>&1
   stage conformance 200 "$A/tests/tilekit_tests" --gtest_filter='*cuda*:*kokkos*' --gtest_brief=1
@@ -96,10 +94,7 @@ elif [ "$call" = A ]; then
   tail -30 "$w/dgemm.log" >>"$w/summary.txt"
 else
   # One call left in the session's device time: build both trees, then in order of need.
-  ln -sfn "$root/.device" .final/before/.device
-  stage build 300 bash -c "bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]} >$w/build-after.log 2>&1 &
-    (cd .final/before && bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]}) >$w/build-before.log 2>&1 & wait;
-    ls -la $A/tilekit .final/before/build-device/tilekit"
+  build_both 300
   "$A/tilekit" info >"$w/info.txt" 2>&1
   stage hardening 60 "$A/tests/tilekit_tests" --gtest_filter='*Hardening*:*Concurren*' --gtest_brief=1
   grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$w/hardening.log" >>"$w/summary.txt"
