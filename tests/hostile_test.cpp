@@ -159,7 +159,9 @@ TEST(Hostile, OutputFileAppearsWholeAndNoTemporaryRemains) {
   ASSERT_FALSE(text.empty());
   EXPECT_EQ(text.front(), '{');
   EXPECT_EQ(text.substr(text.size() - 2), "}\n");
-  EXPECT_NO_THROW((void)nlohmann::json::parse(text));
+  nlohmann::json parsed;
+  EXPECT_NO_THROW(parsed = nlohmann::json::parse(text));
+  EXPECT_TRUE(parsed.contains("rows") && parsed.contains("context"));
   DIR* d = opendir(dir.c_str());
   ASSERT_NE(d, nullptr);
   while (const dirent* e = readdir(d)) EXPECT_EQ(std::string(e->d_name).find(".tmp."), std::string::npos) << e->d_name;
