@@ -7,26 +7,14 @@
 #include <cstdlib>
 
 #include <gtest/gtest.h>
+
+#include "harness.hpp"
 #include <nlohmann/json.hpp>
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-};
-
-Result run(const std::string& args) {
-  // TILEKIT_PROGRAM in the environment overrides the build-time path (binaries run elsewhere).
-  const char* program = std::getenv("TILEKIT_PROGRAM");
-  const std::string cmd = std::string(program ? program : TILEKIT_PROGRAM) + " " + args + " 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using Result = tilekit::test::ProgramResult;
+Result run(const std::string& args) { return tilekit::test::run_program(args, false); }
 
 TEST(Cli, RunVerifiesAndPrintsOneJsonObject) {
   auto r = run("run gemm --backend serial --variant tiled --m 37 --n 29 --k 41 --reps 2 --json");

@@ -9,17 +9,6 @@ namespace {
 
 using testing::HasSubstr;
 
-// Expects `fn` to throw tilekit::Error whose message contains every one of `needles`.
-template <class Fn>
-void expect_error(Fn&& fn, std::initializer_list<const char*> needles) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected a tilekit::Error";
-  } catch (const Error& e) {
-    for (const char* n : needles) EXPECT_THAT(e.what(), HasSubstr(n));
-  }
-}
-
 template <class T>
 void expect_untouched(const Matrix<T>& m) {
   for (T x : m.download())

@@ -13,16 +13,6 @@ namespace {
 
 using testing::HasSubstr;
 
-template <class Fn>
-void expect_error(Fn&& fn, std::initializer_list<const char*> needles) {
-  try {
-    fn();
-    ADD_FAILURE() << "expected a tilekit::Error";
-  } catch (const Error& e) {
-    for (const char* n : needles) EXPECT_THAT(e.what(), HasSubstr(n));
-  }
-}
-
 // Bit-for-bit equality (NaN payloads included): what a rejected call must leave behind.
 template <class T>
 bool same_bits(const std::vector<T>& x, const std::vector<T>& y) {

@@ -1,8 +1,23 @@
 #include "harness.hpp"
 
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
 #include <cstdlib>
 
 namespace tilekit::test {
+
+ProgramResult run_program(const std::string& args, bool with_stderr) {
+  const char* path = std::getenv("TILEKIT_PROGRAM");
+  const std::string cmd = std::string(path ? path : TILEKIT_PROGRAM) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int status = pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+}
 
 std::vector<Param> all_params() {
   std::vector<Param> ps;

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <string>
 #include <vector>
@@ -28,6 +29,26 @@ void PrintTo(const Param& p, std::ostream* os);  // readable names in failure me
 
 // The backend of a parameter, or nullptr after GTEST_SKIP-ing with the backend's reason.
 Backend* backend_or_skip(const Param& p);
+
+// Expects `fn` to throw tilekit::Error whose message contains every one of `needles`.
+template <class Fn>
+void expect_error(Fn&& fn, std::initializer_list<const char*> needles) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected a tilekit::Error";
+  } catch (const Error& e) {
+    for (const char* n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
+  }
+}
+
+// The tilekit program (TILEKIT_PROGRAM, from the environment or the build) run with `args`:
+// its exit status (128 + the signal when one killed it) and its stdout (with stderr too when
+// with_stderr).
+struct ProgramResult {
+  int code;
+  std::string out;
+};
+ProgramResult run_program(const std::string& args, bool with_stderr);
 
 // Seed of the random inputs: TILEKIT_TEST_SEED when set, else a fixed default. Every
 // failure message carries it, so a failing random case can be replayed exactly.

@@ -12,25 +12,14 @@
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "harness.hpp"
 #include <nlohmann/json.hpp>
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;  // stdout and stderr together
-};
-
-Result program(const std::string& args) {
-  const char* path = std::getenv("TILEKIT_PROGRAM");
-  const std::string cmd = std::string(path ? path : TILEKIT_PROGRAM) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
-}
+using Result = tilekit::test::ProgramResult;
+Result program(const std::string& args) { return tilekit::test::run_program(args, true); }
 
 struct Case {
   const char* args;

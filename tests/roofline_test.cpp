@@ -11,6 +11,8 @@
 #include <sstream>
 
 #include <gtest/gtest.h>
+
+#include "harness.hpp"
 #include <nlohmann/json.hpp>
 
 #include "../backends/gpu/estimate.hpp"
@@ -134,20 +136,8 @@ TEST(RooflinePlot, OnePointPerRowOneRoofPerBackendAndEscapedText) {
   EXPECT_EQ(rc, 0) << "rsvg-convert rejected " << file;
 }
 
-struct Result {
-  int code;
-  std::string out;
-};
-Result run(const std::string& args) {
-  const char* program = std::getenv("TILEKIT_PROGRAM");
-  const std::string cmd = std::string(program ? program : TILEKIT_PROGRAM) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using Result = tilekit::test::ProgramResult;
+Result run(const std::string& args) { return tilekit::test::run_program(args, true); }
 std::string slurp(const std::string& file) {
   std::ifstream f(file);
   std::stringstream s;
