@@ -8,6 +8,7 @@
 
 #include <climits>
 #include <string>
+#include <type_traits>
 
 #if defined(__HIPCC__)
 #include <hip/hip_runtime.h>
@@ -74,36 +75,77 @@ struct alignas(16) Bytes16 {
 //   - A block shaped like the lane grid (PMPP's figure: each thread loads the one element it
 //     stands on): one copy per lane, no loop.
 //   - Otherwise thread `tid` of `nt` copies every nt-th 16-byte vector of dst (when every vector
-//     is aligned and wholly inside or outside src) or element; (y, x) advance without a division.
+//     is aligned and wholly inside or outside src) or element. With dst's row length compiled
+//     (scratch<T, kCols>) the vector's row is a division by a constant and the loop unrolls:
+//     about 5 instructions per element, as the hand-written conv2d window load; otherwise
+//     (y, x) advance without a division.
 // Offsets are 32-bit when src is under 2^31 elements (the common case: half the integer work).
-template <class I, class T, class View>
-__device__ __forceinline__ void gpu_load_strided(const View& dst, const GlobalView<T>& src, index_t row0,
-                                                 index_t col0, int tid, int nt) {
+template <class I, int kStep, class T>
+__device__ __forceinline__ void gpu_copy_one(T* to, const GlobalView<T>& src, I gy, I gx, I rows, I cols, I ld) {
+  using U = std::make_unsigned_t<I>;
+  const bool ok = U(gy) < U(rows) && U(gx) < U(cols);  // also false below 0
+  const T* from = src.data + (ok ? gy * ld + gx : I(0));
+  if constexpr (kStep > 1)
+    copy_async(reinterpret_cast<Bytes16*>(to), reinterpret_cast<const Bytes16*>(from), ok);
+  else
+    copy_async(to, from, ok);
+}
+template <class I, int kStep, int kPerRow, class T, class View>
+__device__ __forceinline__ void gpu_load_walk(const View& dst, const GlobalView<T>& src, I r0, I c0, int tid, int nt,
+                                              int per_row) {
+  const I rows = I(src.rows), cols = I(src.cols), ld = I(src.ld);
+  if constexpr (kPerRow > 0) {
+    const int n = dst.rows * kPerRow;
+#pragma unroll 4
+    for (int q = tid; q < n; q += nt) {
+      const int y = q / kPerRow, x = q - y * kPerRow;
+      gpu_copy_one<I, kStep>(dst.data + q * kStep, src, r0 + y, c0 + I(x * kStep), rows, cols, ld);
+    }
+  } else {
+    if (per_row == 0) return;
+    const int n = dst.rows * per_row, dy = nt / per_row, dx = nt - dy * per_row;
+    int y = tid / per_row, x = tid - y * per_row;
+    for (int q = tid; q < n; q += nt) {
+      gpu_copy_one<I, kStep>(dst.data + y * dst.ld() + x * kStep, src, r0 + y, c0 + I(x * kStep), rows, cols, ld);
+      x += dx;
+      y += dy;
+      if (x >= per_row) {
+        x -= per_row;
+        ++y;
+      }
+    }
+  }
+}
+template <class I, class T, int kLd>
+__device__ __forceinline__ void gpu_load_strided(const ScratchView<T, kLd>& dst, const GlobalView<T>& src,
+                                                 index_t row0, index_t col0, int tid, int nt) {
   constexpr int W = 16 / int(sizeof(T));
   const bool vec = reinterpret_cast<unsigned long long>(src.data) % 16 == 0 &&
                    reinterpret_cast<unsigned long long>(dst.data) % 16 == 0 && src.ld % W == 0 &&
                    src.cols % W == 0 && (col0 % W + W) % W == 0 && dst.cols % W == 0 && dst.ld() % W == 0;
-  const int per_row = vec ? dst.cols / W : dst.cols, step = vec ? W : 1;
-  if (per_row == 0) return;
-  const int n = dst.rows * per_row, dy = nt / per_row, dx = nt - dy * per_row;
-  const I rows = I(src.rows), cols = I(src.cols), ld = I(src.ld), r0 = I(row0), c0 = I(col0);
-  int y = tid / per_row, x = tid - y * per_row;
-  for (int q = tid; q < n; q += nt) {
-    const I gy = r0 + y, gx = c0 + I(x) * step;
-    const bool ok = gy >= 0 && gy < rows && gx >= 0 && gx < cols;
-    const T* from = src.data + (ok ? gy * ld + gx : I(0));
-    T* to = dst.data + y * dst.ld() + x * step;
-    if (vec)
-      copy_async(reinterpret_cast<Bytes16*>(to), reinterpret_cast<const Bytes16*>(from), ok);
-    else
-      copy_async(to, from, ok);
-    x += dx;
-    y += dy;
-    if (x >= per_row) {
-      x -= per_row;
-      ++y;
+  const I r0 = I(row0), c0 = I(col0);
+  if (!vec) {
+    gpu_load_walk<I, 1, 0>(dst, src, r0, c0, tid, nt, dst.cols);
+    return;
+  }
+  if constexpr (kLd > 0 && kLd % W == 0) {
+    if (dst.cols == kLd) {  // rows without padding: the block is one run of vectors
+      gpu_load_walk<I, W, kLd / W>(dst, src, r0, c0, tid, nt, kLd / W);
+      return;
     }
   }
+  gpu_load_walk<I, W, 0>(dst, src, r0, c0, tid, nt, dst.cols / W);
+}
+
+// PMPP's own load (Fig. 5.13), for a block shaped like the lane grid: each lane copies the one
+// element it stands on, through a register (a 4-byte cp.async costs more issue slots than the
+// load and store it replaces).
+template <class I, class T, class View>
+__device__ __forceinline__ void gpu_load_lane(const View& dst, const GlobalView<T>& src, I r0, I c0, Lane lane) {
+  using U = std::make_unsigned_t<I>;
+  const I gy = r0 + lane.y, gx = c0 + lane.x;
+  const bool ok = U(gy) < U(I(src.rows)) && U(gx) < U(I(src.cols));  // also false below 0
+  dst.data[lane.y * dst.ld() + lane.x] = ok ? src.data[gy * I(src.ld) + gx] : T(0);
 }
 
 template <class T, class View>
@@ -111,13 +153,10 @@ __device__ __forceinline__ void gpu_load(const View& dst, const GlobalView<T>& s
                                          Lane lane, Dim2 lanes) {
   const bool small = src.rows * src.ld < index_t(1) << 31 && row0 > -(index_t(1) << 30) && col0 > -(index_t(1) << 30);
   if (dst.rows == lanes.y && dst.cols == lanes.x) {
-    // PMPP's own load (Fig. 5.13): through a register, no copy engine: a 4-byte cp.async costs
-    // more issue slots than the load and store it replaces (gemm tiled 32x32 on the H200: 20.9 ms
-    // with it, 16.6 with the hand-written kernel's load and store; NOTES.md).
-    const index_t gy = row0 + lane.y, gx = col0 + lane.x;
-    const bool ok = gy >= 0 && gy < src.rows && gx >= 0 && gx < src.cols;
-    dst.data[lane.y * dst.ld() + lane.x] =
-        ok ? src.data[small ? index_t(int(gy) * int(src.ld) + int(gx)) : gy * src.ld + gx] : T(0);
+    if (small)
+      gpu_load_lane<int>(dst, src, int(row0), int(col0), lane);
+    else
+      gpu_load_lane<index_t>(dst, src, row0, col0, lane);
   } else if (small) {
     gpu_load_strided<int>(dst, src, row0, col0, lane.id, lanes.count());
   } else {
