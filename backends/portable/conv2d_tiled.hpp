@@ -30,10 +30,12 @@ template <class T, int kR = 0, int kRows = 1, int kCols = 0, bool kLanesCoverRow
 struct Conv2dTiled {
   Conv2dArgs<T> a;
   int rows, cols;  // the output tile; kRows divides rows, and kCols (when set) is cols
-  // GPUs, the compiled 64-wide shape: about 256 lanes a tile (tile_choice), and registers for 6
-  // tiles an SM (the memory-bound kernel needs the bytes in flight that occupancy brings).
+  // GPUs, the compiled 64-wide shape: about 256 lanes a tile (tile_choice), and registers for 8
+  // tiles an SM in float, 6 in double (the memory-bound kernel needs the bytes in flight that
+  // occupancy brings; 32 registers hold float's 8 rows without spills, as in the hand-written
+  // kernel, double's spill at R >= 7).
   static constexpr int kMaxLanes = kCols > 0 ? 256 : 1024;
-  static constexpr int kMinTilesPerSM = kCols > 0 ? (kRows > 8 ? 4 : 6) : 1;
+  static constexpr int kMinTilesPerSM = kCols > 0 ? (kRows > 8 ? 4 : sizeof(T) == 4 ? 8 : 6) : 1;
 
   static std::size_t scratch_bytes(int r, int rows, int cols) {
     return tile::scratch_bytes<T>(rows + r - 1, cols + 2 * conv2d_window_pad<T>(r));
