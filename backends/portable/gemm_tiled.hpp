@@ -55,11 +55,10 @@ struct GemmTiled {
           T s[kRows];
           TILEKIT_TILE_UNROLL
           for (int i = 0; i < kRows; ++i) s[i] = acc(l, i);
-          const T* ar = as.row(l.y * kRows);
           for (int kk = 0; kk < kS; ++kk) {
             const T bv = bs(kk, l.x);
             TILEKIT_TILE_UNROLL
-            for (int i = 0; i < kRows; ++i) s[i] += ar[i * kS + kk] * bv;
+            for (int i = 0; i < kRows; ++i) s[i] += as(l.y * kRows + i, kk) * bv;
           }
           TILEKIT_TILE_UNROLL
           for (int i = 0; i < kRows; ++i) acc(l, i) = s[i];
