@@ -262,20 +262,30 @@ std::vector<double> random_values(std::size_t n) {
   return v;
 }
 
+// GPU shapes (a lane per element) and CPU shapes (compiled tiles: a lane sums 8 rows, or as
+// many as the tile has), on sizes that leave partial tiles and partial lane groups.
+template <bool kGpuShapes>
+void check_tiled_gemm(tk::index_t m, tk::index_t n, tk::index_t k, const tk::TileConfig& t) {
+  const std::vector<double> a = random_values(std::size_t(m * k)), b = random_values(std::size_t(k * n));
+  std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end()), c(std::size_t(m * n), std::nanf(""));
+  const tk::GemmArgs<float> g{m, n, k, 1.f, af.data(), k, bf.data(), n, 0.f, c.data(), n};
+  tk::portable::gemm_tiled<kGpuShapes>(g, t, [](const tile::Shape& s, const auto& kern) { tile::check(s, kern); });
+  for (tk::index_t i = 0; i < m; ++i)
+    for (tk::index_t j = 0; j < n; ++j) {
+      double want = 0;
+      for (tk::index_t p = 0; p < k; ++p) want += double(af[std::size_t(i * k + p)]) * bf[std::size_t(p * n + j)];
+      ASSERT_NEAR(c[std::size_t(i * n + j)], want, 1e-4)
+          << (kGpuShapes ? "gpu " : "cpu ") << t.str() << " (" << i << ", " << j << ")";
+    }
+}
+
 TEST(TileCheck, TiledGemmPassesOnOddShapesAndTiles) {
   for (const tk::TileConfig t : {tk::TileConfig{16, 16, 16}, tk::TileConfig{7, 5, 3}, tk::TileConfig{8, 8, 8}}) {
-    const tk::index_t m = 23, n = 19, k = 29;
-    const std::vector<double> a = random_values(std::size_t(m * k)), b = random_values(std::size_t(k * n));
-    std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end()), c(std::size_t(m * n), std::nanf(""));
-    const tk::GemmArgs<float> g{m, n, k, 1.f, af.data(), k, bf.data(), n, 0.f, c.data(), n};
-    tk::portable::gemm_tiled<true>(g, t, [](const tile::Shape& s, const auto& kern) { tile::check(s, kern); });
-    for (tk::index_t i = 0; i < m; ++i)
-      for (tk::index_t j = 0; j < n; ++j) {
-        double want = 0;
-        for (tk::index_t p = 0; p < k; ++p) want += double(af[std::size_t(i * k + p)]) * bf[std::size_t(p * n + j)];
-        ASSERT_NEAR(c[std::size_t(i * n + j)], want, 1e-4) << t.str() << " (" << i << ", " << j << ")";
-      }
+    check_tiled_gemm<true>(23, 19, 29, t);
+    check_tiled_gemm<false>(23, 19, 29, t);
   }
+  for (const int s : {64, 32})
+    check_tiled_gemm<false>(71, 67, 131, tk::TileConfig{s, s, s});  // 8-row lanes, several depth steps
 }
 
 TEST(TileCheck, TiledTransposeAndConv2dPass) {

@@ -481,8 +481,9 @@ Plan plan(Variant v, const Problem& p, const TileConfig& t) {
     pl.kind = Kind::portable;
     pl.launch.team = exec_on_gpu() ? t.rows * t.cols : 1;
     pl.launch.scratch = portable::GemmTiled<T>::scratch_bytes(t.rows, t.cols, t.depth);
-    pl.launch.kernel = std::string("tile layer: one lane per element of C") +
-                       (exec_on_gpu() ? " (a team thread each)" : " (a team of one thread loops over them)");
+    pl.launch.kernel = exec_on_gpu() ? std::string("tile layer: one lane per element of C (a team thread each)")
+                                     : "tile layer: a lane per column of C, " + std::to_string(portable::kHostRows) +
+                                           " rows of a compiled tile (a team of one thread loops over the lanes)";
     return pl;
   }
   if (v == Variant::optimized && t.rows == BlockShape<T>::BM && t.cols == BlockShape<T>::BN &&
