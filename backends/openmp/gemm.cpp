@@ -232,7 +232,7 @@ struct BlockPlan {
 // The grid for the shared-panel driver: per K step a cell of pm x pn micro-panels costs its
 // FMAs (mr * nr per micro-tile and step, about 32 per cycle with two 16-lane FMA units) plus
 // what it reads from the L3 (its A rows once per L2 chunk of columns, its B columns once; about
-// 8 elements per cycle). 16 threads on 2048^2 give 4 x 4, on 4096^2 1 x 16; 2 on 2048^2 1 x 2.
+// 8 elements per cycle). 16 threads on 2048^2 give 4 x 4, on 4096^2 2 x 8; 2 on 2048^2 1 x 2.
 Grid shared_grid(index_t pm, index_t pn, index_t mr, index_t nr, index_t nc, int threads) {
   Grid best;
   double best_cost = -1;
