@@ -55,8 +55,10 @@ HWY_INLINE void MicroKernel(std::size_t kc, const T* HWY_RESTRICT ap, const T* H
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
   constexpr std::size_t L = Lanes<T>(), kNR = NR<T>();
-  // C is touched only after the K loop: start its lines on their way now.
-  for (std::size_t i = 0; i < mv; ++i) hwy::Prefetch(c + i * ldc);
+  // C is touched only after the K loop: start its lines on their way now (a row of the block
+  // spans NR * sizeof(T) bytes, two lines with AVX-512).
+  for (std::size_t i = 0; i < mv; ++i)
+    for (std::size_t l = 0; l < kNR * sizeof(T); l += 64) hwy::Prefetch(reinterpret_cast<const char*>(c + i * ldc) + l);
 
   V acc[kMR][kNV];
   HWY_UNROLL(14)
