@@ -293,9 +293,26 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
   T* const buffers = static_cast<T*>(tls_b_panels.get(bytes));
   if (!buffers) throw Error(fmt::format("backend 'openmp': cannot allocate {} bytes for the packed panels", bytes));
   std::vector<Counter> counters(2 * std::size_t(threads));
+  // TILEKIT_OMP_GEMM_PROFILE=1: per thread, seconds packing, waiting at the barriers, computing
+  // its own units and others', printed to stderr per call (experiments on many-core hosts).
+  const bool profile = env_is("TILEKIT_OMP_GEMM_PROFILE", "1");
+  enum { kPack, kWait, kOwn, kOthers };
+  struct alignas(64) Profile {
+    double seconds[4] = {};
+    index_t stolen_units = 0;
+  };
+  std::vector<Profile> prof(profile ? std::size_t(threads) : 0);
+  const double start = omp_get_wtime();
 #pragma omp parallel num_threads(threads)
   {
     const int id = omp_get_thread_num();
+    double t0 = profile ? omp_get_wtime() : 0;
+    auto lap = [&](int what) {
+      if (!profile) return;
+      const double t = omp_get_wtime();
+      prof[std::size_t(id)].seconds[what] += t - t0;
+      t0 = t;
+    };
     index_t step = 0;
     for (index_t jc = 0; jc < g.n; jc += nc3)
       for (index_t ic = 0; ic < g.m; ic += mc3) {
@@ -312,18 +329,41 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
               g, simd::GemmPanel{pc, kb, ic, mb, plan.pm * id / threads, plan.pm * (id + 1) / threads}, ap);
           simd::gemm_pack_panel(g, simd::GemmPanel{pc, kb, jc, nb, plan.pn * id / threads, plan.pn * (id + 1) / threads},
                                 bp);
+          lap(kPack);
 #pragma omp barrier
+          lap(kWait);
           // Everyone is past step s - 1 now, so its counters can be reset for step s + 1.
           counters[std::size_t(((step + 1) % 2) * threads + id)].next.store(0, std::memory_order_relaxed);
           Counter* const now = counters.data() + (step % 2) * threads;
           for (int d = 0; d < (steal ? threads : 1); ++d) {
             const int v = (id + d) % threads;
             const index_t units = plan.units(v);
-            for (index_t u; claim(now[v].next, units, u);)
+            for (index_t u; claim(now[v].next, units, u);) {
               simd::gemm_compute_block(g, plan.unit(v, u, pc, kb, g.m, g.n), ap, bp);
+              if (profile && d > 0) ++prof[std::size_t(id)].stolen_units;
+            }
+            lap(d == 0 ? kOwn : kOthers);
           }
         }
       }
+  }
+  if (profile) {
+    const double wall = omp_get_wtime() - start;
+    double sum[4] = {}, max[4] = {};
+    index_t stolen = 0;
+    const Grid first = forced_grid(
+        threads, shared_grid(ceil_div(std::min(mc3, g.m), mr), ceil_div(std::min(nc3, g.n), nr), mr, nr, nc, threads));
+    for (const Profile& p : prof) {
+      for (int i = 0; i < 4; ++i) sum[i] += p.seconds[i], max[i] = std::max(max[i], p.seconds[i]);
+      stolen += p.stolen_units;
+    }
+    fmt::print(stderr,
+               "gemm profile {}x{}x{}, {} threads, grid {}x{} (first block), kc {}: wall {:.3f} ms; per thread avg/max "
+               "ms: pack {:.3f}/{:.3f}, barrier wait {:.3f}/{:.3f}, own units {:.3f}/{:.3f}, others' units "
+               "{:.3f}/{:.3f} ({} units taken over)\n",
+               g.m, g.n, g.k, threads, first.rows, first.cols,
+               kc, wall * 1e3, sum[0] / threads * 1e3, max[0] * 1e3, sum[1] / threads * 1e3, max[1] * 1e3,
+               sum[2] / threads * 1e3, max[2] * 1e3, sum[3] / threads * 1e3, max[3] * 1e3, stolen);
   }
 }
 
