@@ -51,7 +51,7 @@ py=""
 for p in python3 /usr/bin/python3; do
   if command -v "$p" >/dev/null && "$p" -c 'import numpy' 2>/dev/null; then py=$p; break; fi
 done
-log "numpy: ${py:+$("$py" -c 'import numpy; print(numpy.__version__)') from $py}${py:-none (no numpy column)}"
+if [[ -n $py ]]; then log "numpy $("$py" -c 'import numpy; print(numpy.__version__)') from $py"; else log "numpy: none (no numpy column)"; fi
 cat >"$out/numpy_time.py" <<'PY'
 import json, sys, time
 import numpy as np
