@@ -296,9 +296,9 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
   // TILEKIT_OMP_GEMM_PROFILE=1: per thread, seconds packing, waiting at the barriers, computing
   // its own units and others', printed to stderr per call (experiments on many-core hosts).
   const bool profile = env_is("TILEKIT_OMP_GEMM_PROFILE", "1");
-  enum { kPack, kWait, kOwn, kOthers };
+  enum { kPackA, kPackB, kWait, kOwn, kOthers, kParts };
   struct alignas(64) Profile {
-    double seconds[4] = {};
+    double seconds[kParts] = {};
     index_t stolen_units = 0;
   };
   std::vector<Profile> prof(profile ? std::size_t(threads) : 0);
@@ -327,9 +327,10 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
           T* const bp = buffers + 2 * a_elems + std::size_t(step % 2) * b_elems;
           simd::gemm_pack_a_panel(
               g, simd::GemmPanel{pc, kb, ic, mb, plan.pm * id / threads, plan.pm * (id + 1) / threads}, ap);
+          lap(kPackA);
           simd::gemm_pack_panel(g, simd::GemmPanel{pc, kb, jc, nb, plan.pn * id / threads, plan.pn * (id + 1) / threads},
                                 bp);
-          lap(kPack);
+          lap(kPackB);
 #pragma omp barrier
           lap(kWait);
           // Everyone is past step s - 1 now, so its counters can be reset for step s + 1.
@@ -349,21 +350,22 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
   }
   if (profile) {
     const double wall = omp_get_wtime() - start;
-    double sum[4] = {}, max[4] = {};
+    double sum[kParts] = {}, max[kParts] = {};
     index_t stolen = 0;
     const Grid first = forced_grid(
         threads, shared_grid(ceil_div(std::min(mc3, g.m), mr), ceil_div(std::min(nc3, g.n), nr), mr, nr, nc, threads));
     for (const Profile& p : prof) {
-      for (int i = 0; i < 4; ++i) sum[i] += p.seconds[i], max[i] = std::max(max[i], p.seconds[i]);
+      for (int i = 0; i < kParts; ++i) sum[i] += p.seconds[i], max[i] = std::max(max[i], p.seconds[i]);
       stolen += p.stolen_units;
     }
     fmt::print(stderr,
                "gemm profile {}x{}x{}, {} threads, grid {}x{} (first block), kc {}: wall {:.3f} ms; per thread avg/max "
-               "ms: pack {:.3f}/{:.3f}, barrier wait {:.3f}/{:.3f}, own units {:.3f}/{:.3f}, others' units "
+               "ms: pack A {:.3f}/{:.3f}, pack B {:.3f}/{:.3f}, barrier wait {:.3f}/{:.3f}, own units {:.3f}/{:.3f}, others' units "
                "{:.3f}/{:.3f} ({} units taken over)\n",
                g.m, g.n, g.k, threads, first.rows, first.cols,
                kc, wall * 1e3, sum[0] / threads * 1e3, max[0] * 1e3, sum[1] / threads * 1e3, max[1] * 1e3,
-               sum[2] / threads * 1e3, max[2] * 1e3, sum[3] / threads * 1e3, max[3] * 1e3, stolen);
+               sum[2] / threads * 1e3, max[2] * 1e3, sum[3] / threads * 1e3, max[3] * 1e3, sum[4] / threads * 1e3,
+               max[4] * 1e3, stolen);
   }
 }
 
