@@ -55,8 +55,10 @@ HWY_INLINE void MicroKernel(std::size_t kc, const T* HWY_RESTRICT ap, const T* H
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
   constexpr std::size_t L = Lanes<T>(), kNR = NR<T>();
-  // C is touched only after the K loop: start its lines on their way now.
-  for (std::size_t i = 0; i < mv; ++i) hwy::Prefetch(c + i * ldc);
+  // C is touched only after the K loop: start its lines on their way now (a row of the block
+  // spans NR * sizeof(T) bytes, two lines with AVX-512).
+  for (std::size_t i = 0; i < mv; ++i)
+    for (std::size_t l = 0; l < kNR * sizeof(T); l += 64) hwy::Prefetch(reinterpret_cast<const char*>(c + i * ldc) + l);
 
   V acc[kMR][kNV];
   HWY_UNROLL(14)
@@ -193,6 +195,53 @@ void ComputeStepT(const GemmArgs<T>& g, const GemmStep& s, const T* panel) {
   }
 }
 
+// Micro-panels [p0, p1) of the A panel rows [ic, ic + mb) x depth [pc, pc + kb) (GemmPanel's jc
+// and nb name the rows here), micro-panel p at panel + p * MR * kb: each thread its own slice.
+template <class T>
+void PackAPanelT(const GemmArgs<T>& g, const GemmPanel& s, T* panel) {
+  const std::size_t kb = std::size_t(s.kb), mb = std::size_t(s.nb);
+  const std::size_t r0 = std::size_t(s.p0) * kMR, r1 = std::min(mb, std::size_t(s.p1) * kMR);
+  if (r0 < r1) PackA(g.a + (s.jc + index_t(r0)) * g.lda + s.pc, std::size_t(g.lda), r1 - r0, kb, panel + r0 * kb);
+}
+
+// One unit of the shared-panel driver: C rows [m0, m1) x columns [n0, n1) from the packed A panel
+// (rows from ic) and B panel (columns from jc), both packed by the team. The columns are one L2
+// chunk of the B panel; each A micro-panel comes from the L3 once, sits in L1 while it sweeps
+// the chunk, and the next one is prefetched (into L2) a slice per micro-kernel call meanwhile.
+template <class T>
+void ComputeBlockT(const GemmArgs<T>& g, const GemmBlock& s, const T* a_panel, const T* b_panel) {
+  constexpr std::size_t kNR = NR<T>();
+  const std::size_t kb = std::size_t(s.kb);
+  const Update mode = s.pc > 0 ? Update::accumulate : g.beta == T(0) ? Update::overwrite : Update::scale;
+  const std::size_t calls = std::size_t(s.n1 - s.n0 + index_t(kNR) - 1) / kNR;
+  const std::size_t lines = kMR * kb * sizeof(T) / 64;
+  for (index_t i = s.m0; i < s.m1; i += index_t(kMR)) {
+    const T* ap = a_panel + std::size_t(i - s.ic) * kb;
+    const char* next = i + index_t(kMR) < s.m1 ? reinterpret_cast<const char*>(ap + kMR * kb) : nullptr;
+    const std::size_t mv = std::min(kMR, std::size_t(s.m1 - i));
+    std::size_t call = 0;
+    for (index_t j = s.n0; j < s.n1; j += index_t(kNR), ++call) {
+      if (next)
+        for (std::size_t l = call * lines / calls; l < (call + 1) * lines / calls; ++l)
+          __builtin_prefetch(next + 64 * l, 0, 2);
+      MicroKernel<T>(kb, ap, b_panel + std::size_t(j - s.jc) * kb, g.c + i * g.ldc + j, std::size_t(g.ldc), g.alpha,
+                     g.beta, mode, mv, std::min(kNR, std::size_t(s.n1 - j)));
+    }
+  }
+}
+
+void PackAPanelF32(const GemmArgs<float>& g, const GemmPanel& s, void* panel) {
+  PackAPanelT<float>(g, s, static_cast<float*>(panel));
+}
+void PackAPanelF64(const GemmArgs<double>& g, const GemmPanel& s, void* panel) {
+  PackAPanelT<double>(g, s, static_cast<double*>(panel));
+}
+void ComputeBlockF32(const GemmArgs<float>& g, const GemmBlock& s, const void* a, const void* b) {
+  ComputeBlockT<float>(g, s, static_cast<const float*>(a), static_cast<const float*>(b));
+}
+void ComputeBlockF64(const GemmArgs<double>& g, const GemmBlock& s, const void* a, const void* b) {
+  ComputeBlockT<double>(g, s, static_cast<const double*>(a), static_cast<const double*>(b));
+}
 void PackPanelF32(const GemmArgs<float>& g, const GemmPanel& s, void* panel) {
   PackPanelT<float>(g, s, static_cast<float*>(panel));
 }
@@ -222,6 +271,10 @@ HWY_EXPORT(PackPanelF64);
 HWY_EXPORT(ComputeStepF32);
 HWY_EXPORT(ComputeStepF64);
 HWY_EXPORT(GemmMicroTile);
+HWY_EXPORT(PackAPanelF32);
+HWY_EXPORT(PackAPanelF64);
+HWY_EXPORT(ComputeBlockF32);
+HWY_EXPORT(ComputeBlockF64);
 HWY_EXPORT(TargetName);
 
 const char* target_name() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
@@ -259,6 +312,19 @@ void gemm_compute_step(const GemmArgs<float>& g, const GemmStep& s, const void* 
 }
 void gemm_compute_step(const GemmArgs<double>& g, const GemmStep& s, const void* panel) {
   HWY_DYNAMIC_DISPATCH(ComputeStepF64)(g, s, panel);
+}
+
+void gemm_pack_a_panel(const GemmArgs<float>& g, const GemmPanel& s, void* panel) {
+  HWY_DYNAMIC_DISPATCH(PackAPanelF32)(g, s, panel);
+}
+void gemm_pack_a_panel(const GemmArgs<double>& g, const GemmPanel& s, void* panel) {
+  HWY_DYNAMIC_DISPATCH(PackAPanelF64)(g, s, panel);
+}
+void gemm_compute_block(const GemmArgs<float>& g, const GemmBlock& s, const void* a_panel, const void* b_panel) {
+  HWY_DYNAMIC_DISPATCH(ComputeBlockF32)(g, s, a_panel, b_panel);
+}
+void gemm_compute_block(const GemmArgs<double>& g, const GemmBlock& s, const void* a_panel, const void* b_panel) {
+  HWY_DYNAMIC_DISPATCH(ComputeBlockF64)(g, s, a_panel, b_panel);
 }
 
 }  // namespace tilekit::openmp::simd

@@ -59,6 +59,19 @@ struct GemmStep {
   index_t mc, nc;
   void* a_pack;
 };
+// The shared-panel driver (the default, gemm.cpp): per K step the team packs both the A panel
+// (rows [ic, ic + mb), micro-panels of mr rows: gemm_pack_a_panel, with GemmPanel's jc and nb
+// naming the rows) and the B panel, each thread a slice, then every thread computes units of
+// C from them without packing anything of its own.
+struct GemmBlock {
+  index_t m0, m1, n0, n1;  // C rows and columns, on micro-panel boundaries of the panels
+  index_t ic, jc;          // the panels' first row (A) and column (B)
+  index_t pc, kb;          // the depth of this K step
+};
+void gemm_pack_a_panel(const GemmArgs<float>& g, const GemmPanel& s, void* panel);
+void gemm_pack_a_panel(const GemmArgs<double>& g, const GemmPanel& s, void* panel);
+void gemm_compute_block(const GemmArgs<float>& g, const GemmBlock& s, const void* a_panel, const void* b_panel);
+void gemm_compute_block(const GemmArgs<double>& g, const GemmBlock& s, const void* a_panel, const void* b_panel);
 void gemm_pack_panel(const GemmArgs<float>& g, const GemmPanel& s, void* panel);
 void gemm_pack_panel(const GemmArgs<double>& g, const GemmPanel& s, void* panel);
 void gemm_compute_step(const GemmArgs<float>& g, const GemmStep& s, const void* panel);

@@ -1,0 +1,144 @@
+// Times the openmp backend's optimized SGEMM drivers and its OpenBLAS peer on one square
+// problem, alternating them round by round in one process (same inputs, same thread team), for
+// the scaling sweeps on many-core hosts (bench/device/r3/xeon.sh) where `tilekit run` would
+// spend most of its time on a fresh one-core double-precision reference per row.
+//
+//   tilekit_openmp_gemm_bench N REPS VARIANT...
+//
+// VARIANT: new (the default driver), prof (new with TILEKIT_OMP_GEMM_PROFILE=1: where each
+// thread's time went, on stderr, per call), nosteal (TILEKIT_OMP_GEMM_STEAL=0), grid (the round-1
+// driver, TILEKIT_OMP_GEMM=grid), peer (OpenBLAS), each optionally followed by @RxC (a forced
+// thread grid) and/or :ROWS,COLS,DEPTH (an explicit tile). Threads: OMP_NUM_THREADS.
+// Each variant is checked on 64 sampled elements of C against a double-precision dot product
+// (bound: 4 K eps sum |a b|), then timed REPS times after a warm-up; prints one JSON line per
+// variant (median and best GFLOP/s, all times) and exits 1 if any check failed.
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <tilekit/tilekit.hpp>
+#include <tilekit/verify.hpp>
+
+namespace {
+
+struct Variant {
+  std::string spec, kind, grid;
+  tilekit::TileConfig tile{};
+};
+
+Variant parse(const std::string& spec) {
+  Variant v{spec, spec, "", {}};
+  if (auto colon = v.kind.find(':'); colon != std::string::npos) {
+    int r = 0, c = 0, d = 0;
+    if (std::sscanf(v.kind.c_str() + colon + 1, "%d,%d,%d", &r, &c, &d) == 3) v.tile = {r, c, d};
+    v.kind.erase(colon);
+  }
+  if (auto at = v.kind.find('@'); at != std::string::npos) {
+    v.grid = v.kind.substr(at + 1);
+    v.kind.erase(at);
+  }
+  return v;
+}
+
+void set_env(const Variant& v) {
+  unsetenv("TILEKIT_OMP_GEMM");
+  unsetenv("TILEKIT_OMP_GEMM_STEAL");
+  unsetenv("TILEKIT_OMP_GEMM_GRID");
+  unsetenv("TILEKIT_OMP_GEMM_PROFILE");
+  if (v.kind == "prof") setenv("TILEKIT_OMP_GEMM_PROFILE", "1", 1);
+  if (v.kind == "grid") setenv("TILEKIT_OMP_GEMM", "grid", 1);
+  if (v.kind == "nosteal") setenv("TILEKIT_OMP_GEMM_STEAL", "0", 1);
+  if (!v.grid.empty()) setenv("TILEKIT_OMP_GEMM_GRID", v.grid.c_str(), 1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: %s N REPS VARIANT... (new, nosteal, grid, peer; [@RxC][:ROWS,COLS,DEPTH])\n", argv[0]);
+    return 2;
+  }
+  const tilekit::index_t n = std::atol(argv[1]);
+  const int reps = std::max(1, std::atoi(argv[2]));
+  std::vector<Variant> variants;
+  for (int i = 3; i < argc; ++i) variants.push_back(parse(argv[i]));
+
+  tilekit::Backend& be = tilekit::backend("openmp");
+  const auto ha = tilekit::verify::random_values<float>(std::size_t(n * n), 1);
+  const auto hb = tilekit::verify::random_values<float>(std::size_t(n * n), 2);
+  tilekit::Matrix<float> a(be, n, n), b(be, n, n), c(be, n, n);
+  a.upload(ha);
+  b.upload(hb);
+
+  auto run = [&](const Variant& v) {
+    set_env(v);
+    if (v.kind == "peer")
+      be.gemm_peer(tilekit::GemmArgs<float>{n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n});
+    else
+      tilekit::gemm(tilekit::Variant::optimized, 1.0f, a, b, 0.0f, c, v.tile);
+  };
+  auto seconds = [&](const Variant& v) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run(v);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+
+  // Correctness of each variant on sampled elements (C is poisoned first, so a skipped block shows).
+  std::vector<std::string> checks(variants.size());
+  bool all_ok = true;
+  for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+    std::fill(c.data(), c.data() + n * n, std::numeric_limits<float>::quiet_NaN());
+    try {
+      run(variants[vi]);
+    } catch (const tilekit::Error& e) {  // e.g. a tile the L2 cannot hold: reported, not timed
+      std::printf("{\"n\": %ld, \"threads\": %d, \"variant\": \"%s\", \"error\": \"%s\"}\n", long(n),
+                  omp_get_max_threads(), variants[vi].spec.c_str(), e.what());
+      variants.erase(variants.begin() + long(vi--));
+      continue;
+    }
+    double worst = 0;
+    std::uint64_t s = 12345;
+    for (int e = 0; e < 64; ++e) {
+      s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+      const tilekit::index_t i = tilekit::index_t((s >> 33) % std::uint64_t(n)), j = tilekit::index_t((s >> 13) % std::uint64_t(n));
+      double ref = 0, mag = 0;
+      for (tilekit::index_t p = 0; p < n; ++p) {
+        ref += double(ha[std::size_t(i * n + p)]) * double(hb[std::size_t(p * n + j)]);
+        mag += std::fabs(double(ha[std::size_t(i * n + p)]) * double(hb[std::size_t(p * n + j)]));
+      }
+      const double got = c.data()[i * n + j];
+      const double err = std::fabs(got - ref) / (4.0 * double(n) * 6e-8 * mag);
+      worst = std::isfinite(got) ? std::max(worst, err) : 1e30;
+    }
+    const bool ok = worst <= 1.0;
+    all_ok &= ok;
+    checks[vi] = ok ? "ok" : "FAILED";
+  }
+
+  std::vector<std::vector<double>> times(variants.size());
+  for (const Variant& v : variants) seconds(v);  // warm-up: workspaces, thread pools
+  for (int r = 0; r < reps; ++r)
+    for (std::size_t vi = 0; vi < variants.size(); ++vi) times[vi].push_back(seconds(variants[vi]));
+
+  const double flops = 2.0 * double(n) * double(n) * double(n);
+  for (std::size_t vi = 0; vi < variants.size(); ++vi) {
+    std::vector<double> t = times[vi];
+    std::sort(t.begin(), t.end());
+    const double med = t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
+    std::string list;
+    for (double x : times[vi]) list += (list.empty() ? "" : ",") + std::to_string(x);
+    std::printf(
+        "{\"n\": %ld, \"threads\": %d, \"variant\": \"%s\", \"gflops\": %.1f, \"gflops_best\": %.1f, \"seconds\": "
+        "[%s], \"check\": \"%s\"}\n",
+        long(n), omp_get_max_threads(), variants[vi].spec.c_str(), flops / med * 1e-9, flops / t.front() * 1e-9,
+        list.c_str(), checks[vi].c_str());
+  }
+  return all_ok ? 0 : 1;
+}
