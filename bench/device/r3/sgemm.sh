@@ -40,9 +40,9 @@ sum=$out/summary.txt
 
 # 1. conformance (fast: the float gemm cases of the cuda backend)
 # (the first run all three variants; the others only optimized, the one TILEKIT_SGEMM changes)
-filter='*Conformance.Gemm*/cuda_*_float'
+filter='*Conformance.Gemm*/cuda_*_float:*Conformance.RepeatedRuns*/cuda_*_float'
 for v in $variants; do
-  [ $v = sm80 ] || filter='*Conformance.Gemm*/cuda_optimized_float'
+  [ $v = sm80 ] || filter='*Conformance.Gemm*/cuda_optimized_float:*Conformance.RepeatedRuns*/cuda_optimized_float'
   TILEKIT_SGEMM=$v step 25 $B/tests/tilekit_tests --gtest_filter="$filter" >"$out/tests-$v.log" 2>&1
   echo "tests $v: rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$out/tests-$v.log" | tr '\n' ' ')" | tee -a "$sum"
   grep -E "^\[  FAILED  \]" "$out/tests-$v.log" | head -5 | tee -a "$sum"
