@@ -44,7 +44,7 @@ filter='*Conformance.Gemm*/cuda_*_float:*Conformance.RepeatedRuns*/cuda_*_float'
 for v in $variants; do
   [ $v = sm80 ] || filter='*Conformance.Gemm*/cuda_optimized_float:*Conformance.RepeatedRuns*/cuda_optimized_float'
   TILEKIT_SGEMM=$v step 25 $B/tests/tilekit_tests --gtest_filter="$filter" >"$out/tests-$v.log" 2>&1
-  echo "tests $v: rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$out/tests-$v.log" | tr '\n' ' ')" | tee -a "$sum"
+  echo "tests $v: rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/tests-$v.log" | tr '\n' ' ')" | tee -a "$sum"
   grep -E "^\[  FAILED  \]" "$out/tests-$v.log" | head -5 | tee -a "$sum"
 done
 echo "after tests: $(($(date +%s) - start)) s" >>"$sum"
@@ -63,6 +63,14 @@ obj=$(find "$B" -path '*tilekit_backend_cuda.dir*' -name 'gemm.cu.o' | head -1)
 lib=$(find "$B" -name 'tilekit-cuda*.so' -o -name 'libtilekit*cuda*.so' 2>/dev/null | head -1)
 step 15 cuobjdump -res-usage "${obj:-$lib}" 2>&1 | grep -A1 -E "gemm_(sm90|optimized)_kernel" | c++filt >"$out/res-usage.txt"
 grep -c "REG" "$out/res-usage.txt" | sed 's/^/res-usage entries: /' >>"$sum"
+# SASS instruction mix per gemm kernel (FFMA share of the issue slots), and the SASS of the new ones
+step 20 cuobjdump -sass "${obj:-$lib}" 2>/dev/null | awk '
+  /Function :/ { f = $3; keep = f ~ /gemm_(sm90|optimized)_kernel/ }
+  keep && /^ +\/\*[0-9a-f]+\*\/ / { op = $2; if (op ~ /^@/) op = $3; sub(/\..*/, "", op); sub(/;$/, "", op); n[f" "op]++; tot[f]++ }
+  keep && f ~ /gemm_sm90/ { print > "'"$out"'/sm90-sass.txt" }
+  END { for (k in n) { split(k, a, " "); if (a[2] ~ /^(FFMA|LDS|LDGSTS|BAR|LDG|STG|STS|IMAD|IADD3|LEA|ISETP|BRA|DEPBAR)$/) print tot[a[1]], k, n[k] } }' |
+  sort -k2,2 -k4,4nr | c++filt >"$out/sass-mix.txt"
+gzip -f "$out/sm90-sass.txt" 2>/dev/null
 
 # 4. 8192 for the two best at 4096
 best=$(python3 - "$out" $variants <<'PY'
