@@ -570,10 +570,10 @@ TEST(TileChoiceSgemm, EachNamedVariantPlansItsKernelAtEverySizeOnTheH200) {
         continue;
       }
       EXPECT_EQ(pl.sgemm, i);
-      EXPECT_EQ(pl.tile.str(), (TileConfig{k.rows, k.cols, kSgemmDepth}.str()));
+      EXPECT_EQ(pl.tile.str(), (TileConfig{k.rows, k.cols, k.depth}.str()));
       EXPECT_EQ(pl.threads(), k.tm == 16 && k.rows == 128 ? 128 : 256);
       EXPECT_EQ(pl.block_y, 1);
-      EXPECT_EQ(pl.smem_bytes, sgemm_smem_bytes(k.rows, k.cols, k.stages));
+      EXPECT_EQ(pl.smem_bytes, sgemm_smem_bytes(k.rows, k.cols, k.depth, k.stages));
       EXPECT_EQ(pl.dynamic_smem_bytes, pl.smem_bytes);
       EXPECT_EQ(pl.needs_optin, pl.smem_bytes > 48 * 1024);
       EXPECT_EQ(pl.outputs_per_thread, k.tm * k.tn);
@@ -582,7 +582,7 @@ TEST(TileChoiceSgemm, EachNamedVariantPlansItsKernelAtEverySizeOnTheH200) {
       EXPECT_EQ(plan_launch(d, Variant::optimized, p, pl.tile).sgemm, i);
     }
   }
-  EXPECT_EQ(sgemm_smem_bytes(128, 128, 3), 3u * 16 * (132 + 128) * 4);
+  EXPECT_EQ(sgemm_smem_bytes(128, 128, 16, 3), 3u * 16 * (132 + 128) * 4);
 }
 
 TEST(TileChoiceSgemm, DefaultStepsDownForSmallProblemsAndOtherDevicesKeepTheSm80Kernel) {

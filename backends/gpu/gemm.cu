@@ -53,17 +53,19 @@ const void* dmma_kernel(const LaunchPlan& pl) {
 // The gemm_sm90 instantiations, one per kSgemmVariants entry after "sm80" (tile_choice.hpp).
 const void* sm90_kernel(int sv) {
   switch (sv) {
-    case 1: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 8, 8, 2, 2>);
-    case 2: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 8, 8, 3, 2>);
-    case 3: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 8, 8, 4, 2>);
-    case 4: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 16, 8, 3, 1>);
-    case 5: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 16, 8, 4, 1>);
-    case 6: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 3, 2>);
-    case 7: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 4, 2>);
+    case 1: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 8, 2, 2>);
+    case 2: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 8, 3, 2>);
+    case 3: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 8, 4, 2>);
+    case 4: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 16, 16, 8, 3, 1>);
+    case 5: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 16, 16, 8, 4, 1>);
+    case 6: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2>);
+    case 7: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 4, 2>);
+    case 8: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 32, 8, 8, 3, 2>);
+    case 9: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 32, 16, 8, 3, 2>);
   }
   return nullptr;
 }
-static_assert(kSgemmVariantCount == 8, "sm90_kernel lists every gemm_sm90 variant");
+static_assert(kSgemmVariantCount == 10, "sm90_kernel lists every gemm_sm90 variant");
 #endif
 
 // The plan names a gemm_sm90 kernel: only the cuda build of a float gemm can follow it.

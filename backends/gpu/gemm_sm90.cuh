@@ -31,10 +31,9 @@ namespace tilekit::gpu {
 
 namespace sgemm {
 
-constexpr int kDepth = 16;  // BK
-constexpr int kPadA = 4;    // floats of padding per k-row of A's shared tile (conflict-free stores)
+constexpr int kPadA = 4;  // floats of padding per k-row of A's shared tile (conflict-free stores)
 // Shared bytes of one block; tile_choice.hpp's sgemm_smem_bytes computes the same for the plan.
-constexpr int smem_bytes(int bm, int bn, int stages) { return stages * kDepth * (bm + kPadA + bn) * int(sizeof(float)); }
+constexpr int smem_bytes(int bm, int bn, int bk, int stages) { return stages * bk * (bm + kPadA + bn) * int(sizeof(float)); }
 
 // cp.async of `bytes` (0..size) from global to shared, the rest of `size` zero-filled: 16-byte
 // copies bypass L1 (.cg), 4-byte ones must go through it (.ca). Below sm_80 a plain copy.
@@ -68,27 +67,27 @@ constexpr int threads(int bm, int bn, int tm, int tn) { return (bm / (4 * tm)) *
 
 }  // namespace sgemm
 
-// BM x BN of C per block, TM x TN per thread (sgemm::threads of them), kStages shared stages.
+// BM x BN of C per block, BK deep per step, TM x TN per thread (sgemm::threads of them), kStages
+// shared stages.
 // MIN_BLOCKS: blocks per SM the register budget must allow (2 blocks of 256 threads: at most 128
 // registers a thread).
 // bvec: B allows 16-byte copies (16-byte aligned base, ldb a multiple of 4; 4-byte copies
 // otherwise); cvec: C allows 16-byte loads and stores. Both are uniform per launch.
-template <int BM, int BN, int TM, int TN, int kStages, int MIN_BLOCKS>
+template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS>
 __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void gemm_sm90_kernel(
     GemmParams<float> g, int tiles_x, int tiles_y, int bvec, int cvec) {
   using namespace sgemm;
-  constexpr int NT = threads(BM, BN, TM, TN), BK = kDepth;
+  constexpr int NT = threads(BM, BN, TM, TN);
   constexpr int LR = 4, LC = 8;                // lanes of a warp as 4 x 8
   constexpr int WM = TM * LR, WN = TN * LC;    // one warp's part of C
   constexpr int WARPS_N = BN / WN;
   constexpr int QM = TM / 4, QN = TN / 4;      // a thread's 4 x 4 quadrants
   constexpr int LDA = BM + kPadA, LDB = BN;
   constexpr int A_STAGE = BK * LDA, STAGE = A_STAGE + BK * LDB;
-  constexpr int A_PER = BM * BK / NT;          // 4-byte A copies per thread and step
   constexpr int B_PER = BK * BN / 4 / NT;      // 16-byte B copies per thread and step
   static_assert(BM % WM == 0 && BN % WN == 0 && NT % 128 == 0, "whole warp tiles, whole 4-warp groups");
   static_assert(TM % 4 == 0 && TN % 4 == 0 && BM % 32 == 0, "thread tiles are whole 4 x 4 quadrants");
-  static_assert(BM * BK % NT == 0 && (BK * BN / 4) % NT == 0, "tiles must split evenly into copies");
+  static_assert(BM * BK % NT == 0 && (BK * BN / 4) % NT == 0 && BK % 8 == 0, "tiles must split evenly into copies");
   extern __shared__ __align__(16) unsigned char gemm_sm90_smem[];
   float* smem = reinterpret_cast<float*>(gemm_sm90_smem);
 
@@ -103,26 +102,24 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
   const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
   const int tr = lane / LC, tc = lane % LC;
 
-  // A's copies: piece c = tid + i * NT is k = (c % 8) + 8 * (c / (8 BM)), row (c / 8) % BM; with
-  // NT a multiple of 8 and BM of NT / 8 the row is tid / 8 plus a constant, k tid % 8 plus one.
+  // A's copies: thread tid copies k = tid % 8 + 8 kh of its A_ROWS rows tid / 8 + ri NT / 8 (a warp:
+  // 8 k x 4 consecutive rows, see the layout note). One offset and one row count are kept, not a
+  // pointer per copy: 64-bit pointers for every row cost BK = 32 its spills.
+  constexpr int A_ROWS = BM / (NT / 8);
   const int a_k = tid % 8, a_r = tid / 8;
-  const float* a_row[A_PER];  // this thread's A rows (clamped: any valid address for the zero fill)
-  bool a_ok[A_PER];
-#pragma unroll
-  for (int i = 0; i < A_PER; ++i) {
-    const int r = a_r + (NT / 8 * i) % BM;
-    a_ok[i] = m0 + r < g.m;
-    a_row[i] = a_ok[i] ? g.a + (m0 + r) * g.lda : g.a;
-  }
+  const int a_left = g.m - m0 - a_r;                // rows from this thread's first one to A's end
+  const int a_off = (m0 + a_r) * g.lda + a_k, a_step = NT / 8 * g.lda;
   auto load = [&](int s, int p0) {
     float* as = smem + s * STAGE;
     float* bs = as + A_STAGE;
 #pragma unroll
-    for (int i = 0; i < A_PER; ++i) {
-      const int r = a_r + (NT / 8 * i) % BM, k = a_k + 8 * ((NT / 8 * i) / BM), gk = p0 + k;
-      const bool ok = a_ok[i] && gk < g.k;
-      copy<4>(as + k * LDA + r, ok ? a_row[i] + gk : g.a, ok ? 4 : 0);
-    }
+    for (int ri = 0; ri < A_ROWS; ++ri)
+#pragma unroll
+      for (int kh = 0; kh < BK / 8; ++kh) {
+        const int r = a_r + ri * (NT / 8), k = a_k + 8 * kh;
+        const bool ok = ri * (NT / 8) < a_left && p0 + k < g.k;
+        copy<4>(as + k * LDA + r, ok ? g.a + (a_off + ri * a_step + p0 + 8 * kh) : g.a, ok ? 4 : 0);
+      }
     if (bvec) {
 #pragma unroll
       for (int i = 0; i < B_PER; ++i) {

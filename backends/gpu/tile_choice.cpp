@@ -26,7 +26,7 @@ int regs_of(Op op, Variant v, DType t, const TileConfig& tile) {
       // DMMA (the larger of m16n8k16 / m8n8k4, ptxas 13.0 for sm_90, no spills): 243 / 210 at
       // 128x128, 178 / 145 at 128x64, 179 / 148 at 64x64.
       if (f64 && tile.depth == kDmmaDepth) return tile.rows == 128 && tile.cols == 128 ? 243 : 179;
-      if (tile.rows == 256) return 237;  // gemm_sm90.cuh's 256x128 (float only; sgemm_regs)
+      if (tile.rows == 256) return 199;  // gemm_sm90.cuh's 256x128 (float only; sgemm_regs)
       if (tile.rows == 128 && tile.cols == 128) return f64 ? 236 : 128;  // (16 deep: 128 + spills)
       if (tile.rows == 128) return f64 ? 154 : 95;
       return f64 ? 116 : 89;
@@ -166,7 +166,7 @@ Occupancy estimate_occupancy(const DeviceProps& d, int threads, std::size_t smem
 std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t) {
   if (v != Variant::optimized) return {};
   if (op == Op::gemm) {
-    if (t == DType::f32) return {{128, 128, 8}, {128, 128, 16}, {128, 64, 8}, {64, 64, 8}, {256, 128, kSgemmDepth}};
+    if (t == DType::f32) return {{128, 128, 8}, {128, 128, 16}, {128, 64, 8}, {64, 64, 8}, {256, 128, 16}, {128, 128, 32}};
     return {{128, 128, 8}, {128, 64, 8}, {64, 64, 8}, {128, 128, kDmmaDepth}, {128, 64, kDmmaDepth}, {64, 64, kDmmaDepth}};
   }
   if (op == Op::transpose) return {{32, 32, 0}, {64, 64, 0}, {32, 64, 0}, {64, 32, 0}};
@@ -207,17 +207,25 @@ int sgemm_variant_for(const DeviceProps& d) {
 }
 
 namespace {
-// The gemm_sm90 variant with `rows` rows per block and the stages of `sv` (or the nearest).
-int sgemm_with_rows(int sv, int rows) {
-  int best = sv;
+bool sgemm_tile_is(const SgemmVariant& v, int rows, int depth) { return v.rows == rows && v.depth == depth; }
+// The gemm_sm90 variant of tile rows x 128 x depth: `sv` itself if it has that tile, else the first
+// with it and the stages nearest sv's; 0 if no variant has it.
+int sgemm_with_tile(int sv, int rows, int depth) {
+  if (sgemm_tile_is(kSgemmVariants[sv], rows, depth)) return sv;
+  int best = 0;
   for (int i = 1; i < kSgemmVariantCount; ++i) {
     const SgemmVariant& c = kSgemmVariants[i];
-    if (c.rows != rows) continue;
-    if (kSgemmVariants[best].rows != rows ||
+    if (!sgemm_tile_is(c, rows, depth)) continue;
+    if (best == 0 ||
         std::abs(c.stages - kSgemmVariants[sv].stages) < std::abs(kSgemmVariants[best].stages - kSgemmVariants[sv].stages))
       best = i;
   }
   return best;
+}
+// Explicit tiles only gemm_sm90 compiles (256x128x16, 128x128x32): they run it whatever
+// TILEKIT_SGEMM says.
+bool sgemm_only_tile(const TileConfig& t) {
+  return t.cols == 128 && ((t.rows == 256 && t.depth == 16) || (t.rows == 128 && t.depth == 32));
 }
 }  // namespace
 
@@ -299,12 +307,11 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                     std::to_string(kDmmaStages) + " cp.async stages>";
       } else if (const int sv0 = f64 ? 0 : sgemm_variant_for(d);
                  !f64 && runs_gemm_sm90(d) &&
-                 ((sv0 != 0 && (req.is_auto() || (req.rows == 128 && req.cols == 128 && req.depth == kSgemmDepth))) ||
-                  (req.rows == 256 && req.cols == 128 && req.depth == kSgemmDepth))) {
+                 ((sv0 != 0 && (req.is_auto() || (req.rows == 128 && req.cols == 128 && req.depth == 16))) ||
+                  sgemm_only_tile(req))) {
         // The float gemm of sm_90 (gemm_sm90.cuh). Automatic: the variant's tile while it gives
-        // every SM a block, else its 128x128 form, else gemm.cuh's 64x64 kernel. An explicit
-        // 256x128x16 (only this kernel has it) runs here whatever TILEKIT_SGEMM says.
-        int sv = sv0 != 0 ? sv0 : sgemm_with_rows(1, 256);
+        // every SM a block, else its 128x128 form, else gemm.cuh's 64x64 kernel.
+        int sv = sv0 != 0 ? sv0 : 2;  // (warp3 stands in for the stages under sm80)
         TileConfig t = req;
         auto blocks = [&](int rows, int cols) { return ((p.m + rows - 1) / rows) * ((p.n + cols - 1) / cols); };
         if (t.is_auto()) {
@@ -312,15 +319,15 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
           // small shapes exercise it); the default steps down for small problems.
           const char* env = std::getenv("TILEKIT_SGEMM");
           const bool named = env != nullptr && *env != '\0' && std::string(env) != "auto";
-          if (!named && blocks(kSgemmVariants[sv].rows, 128) < d.sm_count) sv = sgemm_with_rows(sv, 128);
+          if (!named && blocks(kSgemmVariants[sv].rows, 128) < d.sm_count) sv = sgemm_with_tile(sv, 128, 16);
           if (!named && blocks(128, 128) < d.sm_count) return plan_launch(d, v, p, TileConfig{64, 64, 8});
         } else {
-          sv = sgemm_with_rows(sv, t.rows);
+          sv = sgemm_with_tile(sv, t.rows, t.depth);
         }
         const SgemmVariant& k = kSgemmVariants[sv];
-        t = {k.rows, k.cols, kSgemmDepth};
+        t = {k.rows, k.cols, k.depth};
         check_tile_fits(p, t, optin_limit(d), where(d));
-        pl.smem_bytes = sgemm_smem_bytes(k.rows, k.cols, k.stages);
+        pl.smem_bytes = sgemm_smem_bytes(k.rows, k.cols, k.depth, k.stages);
         if (pl.smem_bytes > optin_limit(d))
           throw Error("gemm optimized tile " + t.str() + " needs " + std::to_string(pl.smem_bytes) +
                       " bytes of shared memory (" + std::to_string(k.stages) + " stages), but " + where(d) +
@@ -336,7 +343,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                     " per thread, " + std::to_string(k.stages) + " cp.async stages>";
       } else {
         TileConfig t = req;
-        if (!f64 && t.rows == 256)
+        if (!f64 && sgemm_only_tile(t))
           throw Error("gemm optimized tile " + t.str() + " (float) is the sm_90 kernel's (gemm_sm90: NVIDIA sm_90 " +
                       "or later, cuda backend), which " + (d.name.empty() ? std::string("the device") : d.name) +
                       " is not");

@@ -105,23 +105,26 @@ int dmma_shape_for(const DeviceProps& d);
 // (warp, big) or 128 (dual: two blocks of 16x8 threads per SM). NOTES.md has their measurements.
 struct SgemmVariant {
   const char* name;
-  int rows, cols, stages, tm, tn;
+  int rows, cols, depth, stages, tm, tn;
 };
 inline constexpr SgemmVariant kSgemmVariants[] = {
-    {"sm80", 128, 128, 2, 8, 8},   {"warp2", 128, 128, 2, 8, 8},  {"warp3", 128, 128, 3, 8, 8},
-    {"warp4", 128, 128, 4, 8, 8},  {"big3", 256, 128, 3, 16, 8},  {"big4", 256, 128, 4, 16, 8},
-    {"dual3", 128, 128, 3, 16, 8}, {"dual4", 128, 128, 4, 16, 8},
+    {"sm80", 128, 128, 16, 2, 8, 8},   {"warp2", 128, 128, 16, 2, 8, 8},  {"warp3", 128, 128, 16, 3, 8, 8},
+    {"warp4", 128, 128, 16, 4, 8, 8},  {"big3", 256, 128, 16, 3, 16, 8},  {"big4", 256, 128, 16, 4, 16, 8},
+    {"dual3", 128, 128, 16, 3, 16, 8}, {"dual4", 128, 128, 16, 4, 16, 8}, {"deep3", 128, 128, 32, 3, 8, 8},
+    {"ddual3", 128, 128, 32, 3, 16, 8},
 };
 inline constexpr int kSgemmVariantCount = int(sizeof(kSgemmVariants) / sizeof(kSgemmVariants[0]));
-inline constexpr int kSgemmDepth = 16, kSgemmPadA = 4;
+inline constexpr int kSgemmPadA = 4;
 // What the plan takes on sm_90 when TILEKIT_SGEMM is unset (the measured best; NOTES.md).
 inline constexpr int kSgemmDefault = 0;
 constexpr int sgemm_threads(const SgemmVariant& v) { return (v.rows / (4 * v.tm)) * (v.cols / (8 * v.tn)) * 32; }
-// Registers a thread from ptxas (13.0, sm_90, no spills): 8x8 per thread 127; 16x8 237 (256
-// threads, one block per SM) or 247 (128 threads, two blocks).
-constexpr int sgemm_regs(const SgemmVariant& v) { return v.tm * v.tn == 64 ? 127 : v.rows == 128 ? 247 : 237; }
-constexpr std::size_t sgemm_smem_bytes(int bm, int bn, int stages) {
-  return std::size_t(stages) * kSgemmDepth * std::size_t(bm + kSgemmPadA + bn) * 4;
+// Registers a thread from ptxas (13.0, sm_90, no spills; NOTES.md): 8x8 per thread 124-127; 16x8
+// 199 (256x128, one block per SM), 207 (128x128x16, two), 230 (128x128x32, two).
+constexpr int sgemm_regs(const SgemmVariant& v) {
+  return v.tm * v.tn == 64 ? 127 : v.rows == 256 ? 199 : v.depth == 32 ? 230 : 207;
+}
+constexpr std::size_t sgemm_smem_bytes(int bm, int bn, int bk, int stages) {
+  return std::size_t(stages) * bk * std::size_t(bm + kSgemmPadA + bn) * 4;
 }
 // The float optimized gemm kernel for this device: TILEKIT_SGEMM=<name> overrides the default
 // on devices that run gemm_sm90.cuh (NVIDIA sm_90+); elsewhere always 0. An unknown name throws.

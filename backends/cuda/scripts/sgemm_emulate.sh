@@ -51,11 +51,11 @@ cat >"$dir/emu.cpp" <<'CPP'
 #include <random>
 #include <thread>
 #include <vector>
-namespace tilekit::gpu { alignas(16) unsigned char gemm_sm90_smem[4 * 16 * (256 + 4 + 128) * 4]; }
+namespace tilekit::gpu { alignas(16) unsigned char gemm_sm90_smem[4 * 32 * (256 + 4 + 128) * 4]; }
 #include "gemm_sm90.cuh"
 using namespace tilekit::gpu;
 
-template <int BM, int BN, int TM, int TN, int S>
+template <int BM, int BN, int BK, int TM, int TN, int S>
 int run(int m, int n, int k, int pa, int pb, int pc, int off, float alpha, float beta, std::mt19937& gen) {
   const int lda = k + pa, ldb = n + pb, ldc = n + pc;
   std::uniform_real_distribution<float> u(-1, 1);
@@ -86,7 +86,7 @@ int run(int m, int n, int k, int pa, int pb, int pc, int off, float alpha, float
       th.emplace_back([&, t] {
         threadIdx.x = t;
         blockIdx.x = blk;
-        gemm_sm90_kernel<BM, BN, TM, TN, S, 1>(g, tx, ty, bvec, cvec);
+        gemm_sm90_kernel<BM, BN, BK, TM, TN, S, 1>(g, tx, ty, bvec, cvec);
       });
     for (auto& x : th) x.join();
   }
@@ -102,8 +102,8 @@ int run(int m, int n, int k, int pa, int pb, int pc, int off, float alpha, float
     worst = std::max(worst, e);
     if (!(e <= 1e-5 * (1 + std::sqrt(double(k))) * (1 + std::fabs(R[i])))) ++bad;
   }
-  std::printf("%3dx%-3d %2dx%-2d S=%d m=%d n=%d k=%d pads=%d,%d,%d off=%d bvec=%d cvec=%d a=%g b=%g: %s (max err %.2e)\n", BM,
-              BN, TM, TN, S, m, n, k, pa, pb, pc, off, bvec, cvec, alpha, beta, bad ? "FAIL" : "ok", worst);
+  std::printf("%3dx%-3dx%d %2dx%-2d S=%d m=%d n=%d k=%d pads=%d,%d,%d off=%d bvec=%d cvec=%d a=%g b=%g: %s (max err %.2e)\n", BM,
+              BN, BK, TM, TN, S, m, n, k, pa, pb, pc, off, bvec, cvec, alpha, beta, bad ? "FAIL" : "ok", worst);
   return bad != 0;
 }
 
@@ -116,13 +116,15 @@ int main() {
                       {1, 1, 1, 0, 0, 0, 0, 2, 0.5}, {129, 131, 0, 0, 0, 0, 0, 1, 0}, {40, 30, 0, 0, 0, 0, 0, 1, 3},
                       {256, 128, 64, 0, 0, 0, 0, 1, 0}, {3, 200, 65, 0, 0, 0, 0, 1, 0}, {300, 140, 83, 4, 0, 4, 0, 1, 0}};
   for (const S& s : shapes) {
-    fails += run<128, 128, 8, 8, 2>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
-    fails += run<128, 128, 8, 8, 3>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
-    fails += run<128, 128, 8, 8, 4>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
-    fails += run<256, 128, 16, 8, 3>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
-    fails += run<256, 128, 16, 8, 4>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
-    fails += run<128, 128, 16, 8, 3>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
-    fails += run<128, 128, 16, 8, 4>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 16, 8, 8, 2>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 16, 8, 8, 3>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 16, 8, 8, 4>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<256, 128, 16, 16, 8, 3>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<256, 128, 16, 16, 8, 4>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 16, 16, 8, 3>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 16, 16, 8, 4>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 32, 8, 8, 3>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 32, 16, 8, 3>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
   }
   std::printf("%d failures\n", fails);
   return fails != 0;

@@ -30,7 +30,7 @@ step() {
   [ "$s" -gt "$l" ] && s=$l
   timeout "$s" "$@"
 }
-variants="sm80 warp2 warp3 warp4 big3 big4 dual3 dual4"
+variants="sm80 warp2 warp3 warp4 big3 big4 dual3 dual4 deep3 ddual3"
 sum=$out/summary.txt
 {
   echo "git commit: $(git rev-parse HEAD 2>/dev/null || cat .device/commit 2>/dev/null)"
@@ -51,7 +51,7 @@ echo "after tests: $(($(date +%s) - start)) s" >>"$sum"
 
 # 2. 4096 per variant, cuBLAS in the same process
 for v in $variants; do
-  TILEKIT_SGEMM=$v step 25 $B/tilekit compare gemm --backends cuda --size 4096 --json "$out/compare-4096-$v.json" \
+  TILEKIT_SGEMM=$v step 25 $B/tilekit compare gemm --backends cuda --size 4096 --reps 10 --json "$out/compare-4096-$v.json" \
     >"$out/compare-4096-$v.txt" 2>&1
   echo "compare 4096 $v: rc=$? $(grep -E 'optimized|cublas' "$out/compare-4096-$v.txt" | awk '{print $3, $6, $9}' | tr '\n' ' ')" |
     tee -a "$sum"
