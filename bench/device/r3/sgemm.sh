@@ -8,7 +8,7 @@
 #   3. cuobjdump -res-usage of the gemm kernels
 #   4. compare at 8192 for the two best variants at 4096
 #   5. compute-sanitizer memcheck and racecheck of the new kernels on odd shapes
-#   6. ncu of the best variant, if time is left
+#   6. ncu of the two best variants, if time is left
 # Writes small text files into OUT_DIR, and summary.txt.
 set -uo pipefail
 B=${1:-build-device}
@@ -111,13 +111,16 @@ for vts in "warp3:memcheck:--m 1000 --n 999 --k 997" "warp3:racecheck:--m 131 --
 done
 echo "after sanitize: $(($(date +%s) - start)) s" >>"$sum"
 
-# 6. with time left: ncu of the best variant (issue slots, stall reasons), one launch at 4096
-top=${best%% *}
-if [ -n "$top" ] && [ "$(left)" -gt 25 ]; then
-  TILEKIT_SGEMM=$top step 40 ncu --kernel-name regex:'gemm_(sm90|optimized)_kernel' --launch-skip 1 --launch-count 1 \
+# 6. with time left: ncu of the two best variants, one launch at 4096: issue slots, stall reasons,
+#    and shared-memory wavefronts per shared load instruction (4 per LDS.128 would make the
+#    shared pipe as busy as the FMA pipe at 8x8 per thread)
+for v in $best; do
+  [ "$(left)" -gt 25 ] || break
+  TILEKIT_SGEMM=$v step 40 ncu --kernel-name regex:'gemm_(sm90|optimized)_kernel' --launch-skip 1 --launch-count 1 \
     --section SpeedOfLight --section SchedulerStats --section WarpStateStats --section Occupancy \
     --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
-    $B/tilekit run gemm --backend cuda --variant optimized --size 4096 --reps 2 >"$out/ncu-$top.txt" 2>&1
-  echo "ncu $top: rc=$?" | tee -a "$sum"
-fi
+    --metrics smsp__inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__inst_executed_op_ldgsts.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum \
+    $B/tilekit run gemm --backend cuda --variant optimized --size 4096 --reps 2 >"$out/ncu-$v.txt" 2>&1
+  echo "ncu $v: rc=$?" | tee -a "$sum"
+done
 echo "total: $(($(date +%s) - start)) s" | tee -a "$sum"
