@@ -62,10 +62,12 @@ const void* sm90_kernel(int sv) {
     case 7: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 4, 2>);
     case 8: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 32, 8, 8, 3, 2>);
     case 9: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 32, 16, 8, 3, 2>);
+    case 10: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 8, 3, 2, true>);
+    case 11: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, true>);
   }
   return nullptr;
 }
-static_assert(kSgemmVariantCount == 10, "sm90_kernel lists every gemm_sm90 variant");
+static_assert(kSgemmVariantCount == 12, "sm90_kernel lists every gemm_sm90 variant");
 #endif
 
 // The plan names a gemm_sm90 kernel: only the cuda build of a float gemm can follow it.

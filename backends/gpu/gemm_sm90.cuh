@@ -68,12 +68,12 @@ constexpr int threads(int bm, int bn, int tm, int tn) { return (bm / (4 * tm)) *
 }  // namespace sgemm
 
 // BM x BN of C per block, BK deep per step, TM x TN per thread (sgemm::threads of them), kStages
-// shared stages.
+// shared stages; kEarly: each step's barrier before its last K index (see the pipeline below).
 // MIN_BLOCKS: blocks per SM the register budget must allow (2 blocks of 256 threads: at most 128
 // registers a thread).
 // bvec: B allows 16-byte copies (16-byte aligned base, ldb a multiple of 4; 4-byte copies
 // otherwise); cvec: C allows 16-byte loads and stores. Both are uniform per launch.
-template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS>
+template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS, bool kEarly = false>
 __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void gemm_sm90_kernel(
     GemmParams<float> g, int tiles_x, int tiles_y, int bvec, int cvec) {
   using namespace sgemm;
@@ -143,42 +143,40 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
-  // One K step from stage s: quadrant qi of the thread's rows starts at wm0 + 16 qi + 4 tr, quadrant
-  // qj of its columns at wn0 + 32 qj + 4 tc. Fragments of k + 1 are read before k's FMAs.
-  auto compute = [&](int s) {
-    const float* as = smem + s * STAGE + wm0 + tr * 4;
-    const float* bs = smem + s * STAGE + A_STAGE + wn0 + tc * 4;
-    float4 af[2][QM], bf[2][QN];
-    auto fetch = [&](int buf, int kk) {
+  // Fragments: quadrant qi of the thread's rows starts at wm0 + 16 qi + 4 tr, quadrant qj of its
+  // columns at wn0 + 32 qj + 4 tc. Two buffers: K index k + 1 is read before k's FMAs run.
+  using Frags = float4[2][QM + QN];  // [buffer][A quadrants, then B quadrants]
+  const float* frag_base = smem + wm0 + tr * 4;  // stage 0, K index 0 (B: + A_STAGE + wn0 - wm0 ...)
+  auto fetch = [&](Frags& fr, int buf, int s, int kk) {
+    const float* as = frag_base + s * STAGE + kk * LDA;
+    const float* bs = frag_base + s * STAGE + A_STAGE + kk * LDB + (wn0 + tc * 4 - wm0 - tr * 4);
 #pragma unroll
-      for (int qi = 0; qi < QM; ++qi) af[buf][qi] = *reinterpret_cast<const float4*>(as + kk * LDA + qi * 4 * LR);
+    for (int qi = 0; qi < QM; ++qi) fr[buf][qi] = *reinterpret_cast<const float4*>(as + qi * 4 * LR);
 #pragma unroll
-      for (int qj = 0; qj < QN; ++qj) bf[buf][qj] = *reinterpret_cast<const float4*>(bs + kk * LDB + qj * 4 * LC);
-    };
-    fetch(0, 0);
+    for (int qj = 0; qj < QN; ++qj) fr[buf][QM + qj] = *reinterpret_cast<const float4*>(bs + qj * 4 * LC);
+  };
+  auto fma = [&](const Frags& fr, int buf) {
 #pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      const int cur = kk & 1;
-      if (kk + 1 < BK) fetch(cur ^ 1, kk + 1);
+    for (int qi = 0; qi < QM; ++qi) {
+      const float a[4] = {fr[buf][qi].x, fr[buf][qi].y, fr[buf][qi].z, fr[buf][qi].w};
 #pragma unroll
-      for (int qi = 0; qi < QM; ++qi) {
-        const float a[4] = {af[cur][qi].x, af[cur][qi].y, af[cur][qi].z, af[cur][qi].w};
+      for (int qj = 0; qj < QN; ++qj) {
+        const float4& v = fr[buf][QM + qj];
+        const float b[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-        for (int qj = 0; qj < QN; ++qj) {
-          const float b[4] = {bf[cur][qj].x, bf[cur][qj].y, bf[cur][qj].z, bf[cur][qj].w};
+        for (int e = 0; e < 4; ++e)
 #pragma unroll
-          for (int e = 0; e < 4; ++e)
-#pragma unroll
-            for (int f = 0; f < 4; ++f) acc[qi * 4 + e][qj * 4 + f] += a[e] * b[f];
-        }
+          for (int f = 0; f < 4; ++f) acc[qi * 4 + e][qj * 4 + f] += a[e] * b[f];
       }
     }
   };
 
   // The pipeline (as gemm_dmma.cuh's): before step t computes, this thread's copies of step t are
   // complete (at most kStages - 2 younger groups pending) and the barrier makes everyone's
-  // visible; the same barrier means every warp has finished step t - 1, whose stage the copies
-  // issued next reuse. Every iteration commits a group (empty past the end) so the count is exact.
+  // visible; the same barrier means every warp has finished reading step t - 1's stage, which the
+  // copies issued next reuse. Every step commits a group (empty past the end): the count is exact.
+  // kEarly moves each step's barrier before its last K index: the first fragments of step t + 1
+  // are read across it, so the last FMAs of step t, not an idle wait, cover that read's latency.
   const int steps = (g.k + BK - 1) / BK;
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
@@ -186,13 +184,36 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
     commit();
   }
   int read = 0, write = kStages - 1;
-  for (int t = 0; t < steps; ++t) {
+  Frags early;  // kEarly: the fragments live across steps
+  if constexpr (kEarly) {
     wait<kStages - 2>();
     __syncthreads();
+    if (steps > 0) fetch(early, 0, 0, 0);
+  }
+  for (int t = 0; t < steps; ++t) {
+    Frags local;  // otherwise they are the step's own (fewer registers live across the loop)
+    Frags& fr = kEarly ? early : local;
+    if constexpr (!kEarly) {
+      wait<kStages - 2>();
+      __syncthreads();
+    }
     if (t + kStages - 1 < steps) load(write, (t + kStages - 1) * BK);
     commit();
-    compute(read);
-    read = read + 1 == kStages ? 0 : read + 1;
+    if constexpr (!kEarly) fetch(fr, 0, read, 0);
+    const int next = read + 1 == kStages ? 0 : read + 1;
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+      const int cur = kk & 1;  // BK is even: step t + 1 starts in buffer 0 again
+      if (kk + 1 < BK) {
+        fetch(fr, cur ^ 1, read, kk + 1);
+      } else if (kEarly && t + 1 < steps) {
+        wait<kStages - 2>();
+        __syncthreads();
+        fetch(fr, cur ^ 1, next, 0);
+      }
+      fma(fr, cur);
+    }
+    read = next;
     write = write + 1 == kStages ? 0 : write + 1;
   }
 

@@ -30,7 +30,7 @@ step() {
   [ "$s" -gt "$l" ] && s=$l
   timeout "$s" "$@"
 }
-variants="sm80 warp2 warp3 warp4 big3 big4 dual3 dual4 deep3 ddual3"
+variants="sm80 warp2 warp3 warp4 big3 big4 dual3 dual4 deep3 ddual3 warp3e dual3e"
 sum=$out/summary.txt
 {
   echo "git commit: $(git rev-parse HEAD 2>/dev/null || cat .device/commit 2>/dev/null)"
