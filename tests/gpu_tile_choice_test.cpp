@@ -547,6 +547,82 @@ TEST(Occupancy, ThreadLimitCountsWholeWavefronts) {
   EXPECT_EQ(nv.warps_per_sm, 63);
 }
 
+// ---- the float gemm of sm_90 (gemm_sm90.cuh) ------------------------------------------------
+
+struct SgemmEnv {
+  explicit SgemmEnv(const char* v) { ::setenv("TILEKIT_SGEMM", v, 1); }
+  ~SgemmEnv() { ::unsetenv("TILEKIT_SGEMM"); }
+};
+
+TEST(TileChoiceSgemm, EachNamedVariantPlansItsKernelAtEverySizeOnTheH200) {
+  const DeviceProps d = h200();
+  for (int i = 0; i < kSgemmVariantCount; ++i) {
+    const SgemmVariant& k = kSgemmVariants[i];
+    SCOPED_TRACE(k.name);
+    SgemmEnv e(k.name);
+    EXPECT_EQ(sgemm_variant_for(d), i);
+    for (index_t n : {4096, 97}) {  // a named variant runs small problems too (the conformance suite's)
+      const Problem p{Op::gemm, DType::f32, n, n + 3, n};
+      const LaunchPlan pl = plan_launch(d, Variant::optimized, p, {});
+      expect_launchable(d, Variant::optimized, p, pl);
+      if (i == 0) {
+        EXPECT_EQ(pl.sgemm, 0);
+        continue;
+      }
+      EXPECT_EQ(pl.sgemm, i);
+      EXPECT_EQ(pl.tile.str(), (TileConfig{k.rows, k.cols, k.depth}.str()));
+      EXPECT_EQ(pl.threads(), k.tm == 16 && k.rows == 128 ? 128 : 256);
+      EXPECT_EQ(pl.block_y, 1);
+      EXPECT_EQ(pl.smem_bytes, sgemm_smem_bytes(k.rows, k.cols, k.depth, k.stages));
+      EXPECT_EQ(pl.dynamic_smem_bytes, pl.smem_bytes);
+      EXPECT_EQ(pl.needs_optin, pl.smem_bytes > 48 * 1024);
+      EXPECT_EQ(pl.outputs_per_thread, k.tm * k.tn);
+      EXPECT_EQ(pl.occupancy.blocks_per_sm, k.rows == 256 ? 1 : 2);
+      // The explicit tile the plan reports plans the same kernel again.
+      EXPECT_EQ(plan_launch(d, Variant::optimized, p, pl.tile).sgemm, i);
+    }
+  }
+  EXPECT_EQ(sgemm_smem_bytes(128, 128, 16, 3), 3u * 16 * (132 + 128) * 4);
+}
+
+TEST(TileChoiceSgemm, DefaultStepsDownForSmallProblemsAndOtherDevicesKeepTheSm80Kernel) {
+  const Problem big{Op::gemm, DType::f32, 4096, 4096, 4096}, small{Op::gemm, DType::f32, 97, 89, 83};
+  EXPECT_EQ(plan_launch(h200(), Variant::optimized, big, {}).sgemm, kSgemmDefault);
+  EXPECT_EQ(plan_launch(h200(), Variant::optimized, small, {}).sgemm, 0);
+  EXPECT_EQ(plan_launch(h200(), Variant::optimized, small, {}).tile.str(), (TileConfig{64, 64, 8}.str()));
+  // An explicit 256x128x16 is only gemm_sm90's: it runs there even under sm80, and is refused
+  // (naming the tile) where the kernel does not exist.
+  {
+    SgemmEnv e("sm80");
+    EXPECT_EQ(plan_launch(h200(), Variant::optimized, big, {}).sgemm, 0);
+    EXPECT_NE(plan_launch(h200(), Variant::optimized, big, {256, 128, 16}).sgemm, 0);
+  }
+  SgemmEnv e("big3");
+  for (const DeviceProps& d : {a100(), sm86(), v100(), mi250x()}) {
+    SCOPED_TRACE(d.name);
+    EXPECT_EQ(sgemm_variant_for(d), 0);
+    EXPECT_EQ(plan_launch(d, Variant::optimized, big, {}).sgemm, 0);
+    try {
+      plan_launch(d, Variant::optimized, big, {256, 128, 16});
+      ADD_FAILURE() << "256x128x16 accepted without the sm_90 kernel";
+    } catch (const Error& err) {
+      EXPECT_NE(std::string(err.what()).find("256x128x16"), std::string::npos) << err.what();
+    }
+  }
+  // The 128x128 form of a 256-row variant keeps its stages.
+  EXPECT_EQ(std::string(kSgemmVariants[plan_launch(h200(), Variant::optimized, big, {128, 128, 16}).sgemm].name), "warp3");
+}
+
+TEST(TileChoiceSgemm, UnknownNameIsAnError) {
+  SgemmEnv e("warp9");
+  try {
+    sgemm_variant_for(h200());
+    ADD_FAILURE() << "accepted TILEKIT_SGEMM=warp9";
+  } catch (const Error& err) {
+    EXPECT_NE(std::string(err.what()).find("big4"), std::string::npos) << err.what();
+  }
+}
+
 TEST(Occupancy, LdsBindsOnAmdWhereSharedMemoryDoesNotOnNvidia) {
   // 32 KiB per block: two per MI250X CU (64 KiB LDS), six per H200 SM (228 KiB, 1 KiB reserved each).
   const Occupancy amd = estimate_occupancy(mi250x(), 256, 32 * 1024, 0);

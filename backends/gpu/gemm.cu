@@ -2,6 +2,7 @@
 // launch.
 #include "gemm.cuh"
 #include "gemm_dmma.cuh"  // empty under hipcc
+#include "gemm_sm90.cuh"  // empty under hipcc
 #include "tiled.cuh"
 
 #include <type_traits>
@@ -48,6 +49,48 @@ const void* dmma_kernel(const LaunchPlan& pl) {
 }
 #endif
 
+#if !defined(__HIPCC__)
+// The gemm_sm90 instantiations, one per kSgemmVariants entry after "sm80" (tile_choice.hpp).
+const void* sm90_kernel(int sv) {
+  switch (sv) {
+    case 1: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 8, 2, 2>);
+    case 2: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 8, 3, 2>);
+    case 3: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 8, 4, 2>);
+    case 4: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 16, 16, 8, 3, 1>);
+    case 5: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 16, 16, 8, 4, 1>);
+    case 6: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2>);
+    case 7: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 4, 2>);
+    case 8: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 32, 8, 8, 3, 2>);
+    case 9: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 32, 16, 8, 3, 2>);
+    case 10: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 8, 3, 2, true>);
+    case 11: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, true>);
+  }
+  return nullptr;
+}
+static_assert(kSgemmVariantCount == 12, "sm90_kernel lists every gemm_sm90 variant");
+#endif
+
+// The plan names a gemm_sm90 kernel: only the cuda build of a float gemm can follow it.
+template <class T>
+void launch_sm90(const GemmParams<T>& g0, const LaunchPlan& pl, gpuStream_t s) {
+#if !defined(__HIPCC__)
+  if constexpr (std::is_same_v<T, float>) {
+    GemmParams<float> g = g0;
+    int tx = ceil_div(g.n, pl.tile.cols), ty = ceil_div(g.m, pl.tile.rows);
+    int bvec = aligned16(g.b) && g.ldb % 4 == 0;
+    int cvec = aligned16(g.c) && g.ldc % 4 == 0;
+    void* args[] = {&g, &tx, &ty, &bvec, &cvec};
+    const void* k = sm90_kernel(pl.sgemm);
+    if (k != nullptr) {
+      launch_kernel(k, pl, tx * ty, args, s, "gemm_sm90_kernel");
+      return;
+    }
+  }
+#endif
+  (void)g0, (void)s;
+  throw Error("gemm plan '" + pl.kernel + "' needs the sm_90 float kernel, which this build does not have");
+}
+
 // The plan asks for the tensor cores: only the cuda build of a double gemm can follow it.
 template <class T>
 void launch_dmma(const GemmParams<T>& g0, const LaunchPlan& pl, gpuStream_t s) {
@@ -80,6 +123,8 @@ void launch_gemm(Variant v, const GemmArgs<T>& a, const LaunchPlan& pl, gpuStrea
     portable::gemm_tiled<true>(a, pl.tile, on_stream(s));
   } else if (pl.dmma != 0) {
     launch_dmma(g, pl, s);
+  } else if (pl.sgemm != 0) {
+    launch_sm90(g, pl, s);
   } else {
     int tx = ceil_div(g.n, pl.tile.cols), ty = ceil_div(g.m, pl.tile.rows);
     const void* k = vectorizable(g) ? optimized_kernel<T, true>(pl.tile) : optimized_kernel<T, false>(pl.tile);
@@ -105,6 +150,7 @@ const void* gemm_kernel(Variant v, DType t, const LaunchPlan& pl) {
     case Variant::optimized:
 #if !defined(__HIPCC__)
       if (!f && pl.dmma != 0) return dmma_kernel(pl);
+      if (f && pl.sgemm != 0) return sm90_kernel(pl.sgemm);
 #endif
       return f ? optimized_kernel<float, true>(pl.tile) : optimized_kernel<double, true>(pl.tile);
   }

@@ -106,6 +106,14 @@ GpuBackend::GpuBackend(std::string name, int priority) : name_(std::move(name)),
       dgemm = err.what();
     }
     info_.extra.push_back({"double gemm optimized", dgemm});
+    std::string sgemm;
+    try {  // likewise a bad TILEKIT_SGEMM
+      sgemm = kSgemmVariants[sgemm_variant_for(props_)].name;
+      sgemm += sgemm == std::string("sm80") ? " (gemm.cuh, two stages)" : " (gemm_sm90.cuh, cp.async stages)";
+    } catch (const Error& err) {
+      sgemm = err.what();
+    }
+    info_.extra.push_back({"float gemm optimized", sgemm});
     available_ = true;
   } catch (const Error& err) {
     reason_ = err.what();

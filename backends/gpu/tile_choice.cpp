@@ -26,6 +26,7 @@ int regs_of(Op op, Variant v, DType t, const TileConfig& tile) {
       // DMMA (the larger of m16n8k16 / m8n8k4, ptxas 13.0 for sm_90, no spills): 243 / 210 at
       // 128x128, 178 / 145 at 128x64, 179 / 148 at 64x64.
       if (f64 && tile.depth == kDmmaDepth) return tile.rows == 128 && tile.cols == 128 ? 243 : 179;
+      if (tile.rows == 256) return 201;  // gemm_sm90.cuh's 256x128 (float only; sgemm_regs)
       if (tile.rows == 128 && tile.cols == 128) return f64 ? 236 : 128;  // (16 deep: 128 + spills)
       if (tile.rows == 128) return f64 ? 154 : 95;
       return f64 ? 116 : 89;
@@ -165,7 +166,7 @@ Occupancy estimate_occupancy(const DeviceProps& d, int threads, std::size_t smem
 std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t) {
   if (v != Variant::optimized) return {};
   if (op == Op::gemm) {
-    if (t == DType::f32) return {{128, 128, 8}, {128, 128, 16}, {128, 64, 8}, {64, 64, 8}};
+    if (t == DType::f32) return {{128, 128, 8}, {128, 128, 16}, {128, 64, 8}, {64, 64, 8}, {256, 128, 16}, {128, 128, 32}};
     return {{128, 128, 8}, {128, 64, 8}, {64, 64, 8}, {128, 128, kDmmaDepth}, {128, 64, kDmmaDepth}, {64, 64, kDmmaDepth}};
   }
   if (op == Op::transpose) return {{32, 32, 0}, {64, 64, 0}, {32, 64, 0}, {64, 32, 0}};
@@ -185,6 +186,48 @@ int dmma_shape_for(const DeviceProps& d) {
   // accumulator registers per multiply-add).
   return d.cc_major >= 9 ? 16816 : 884;
 }
+
+namespace {
+bool runs_gemm_sm90(const DeviceProps& d) { return d.async_copy && d.cc_major >= 9 && d.warp_size == 32; }
+}  // namespace
+
+int sgemm_variant_for(const DeviceProps& d) {
+  if (!runs_gemm_sm90(d)) return 0;
+  if (const char* e = std::getenv("TILEKIT_SGEMM")) {
+    const std::string v(e);
+    if (v.empty() || v == "auto") return kSgemmDefault;
+    std::string names;
+    for (int i = 0; i < kSgemmVariantCount; ++i) {
+      if (v == kSgemmVariants[i].name) return i;
+      names += std::string(i ? ", " : "") + kSgemmVariants[i].name;
+    }
+    throw Error("TILEKIT_SGEMM='" + v + "': expected auto, " + names);
+  }
+  return kSgemmDefault;
+}
+
+namespace {
+bool sgemm_tile_is(const SgemmVariant& v, int rows, int depth) { return v.rows == rows && v.depth == depth; }
+// The gemm_sm90 variant of tile rows x 128 x depth: `sv` itself if it has that tile, else the first
+// with it and the stages nearest sv's; 0 if no variant has it.
+int sgemm_with_tile(int sv, int rows, int depth) {
+  if (sgemm_tile_is(kSgemmVariants[sv], rows, depth)) return sv;
+  int best = 0;
+  for (int i = 1; i < kSgemmVariantCount; ++i) {
+    const SgemmVariant& c = kSgemmVariants[i];
+    if (!sgemm_tile_is(c, rows, depth)) continue;
+    if (best == 0 ||
+        std::abs(c.stages - kSgemmVariants[sv].stages) < std::abs(kSgemmVariants[best].stages - kSgemmVariants[sv].stages))
+      best = i;
+  }
+  return best;
+}
+// Explicit tiles only gemm_sm90 compiles (256x128x16, 128x128x32): they run it whatever
+// TILEKIT_SGEMM says.
+bool sgemm_only_tile(const TileConfig& t) {
+  return t.cols == 128 && ((t.rows == 256 && t.depth == 16) || (t.rows == 128 && t.depth == 32));
+}
+}  // namespace
 
 LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const TileConfig& req) {
   LaunchPlan pl;
@@ -262,8 +305,48 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                     (shape == 16816 ? "m16n8k16" : "m8n8k4") + ", " + std::to_string(wm) + "x" + std::to_string(wn) +
                     " warps of " + std::to_string(t.rows / wm) + "x" + std::to_string(t.cols / wn) + ", " +
                     std::to_string(kDmmaStages) + " cp.async stages>";
+      } else if (const int sv0 = f64 ? 0 : sgemm_variant_for(d);
+                 !f64 && runs_gemm_sm90(d) &&
+                 ((sv0 != 0 && (req.is_auto() || (req.rows == 128 && req.cols == 128 && req.depth == 16))) ||
+                  sgemm_only_tile(req))) {
+        // The float gemm of sm_90 (gemm_sm90.cuh). Automatic: the variant's tile while it gives
+        // every SM a block, else its 128x128 form, else gemm.cuh's 64x64 kernel.
+        int sv = sv0 != 0 ? sv0 : 2;  // (warp3 stands in for the stages under sm80)
+        TileConfig t = req;
+        auto blocks = [&](int rows, int cols) { return ((p.m + rows - 1) / rows) * ((p.n + cols - 1) / cols); };
+        if (t.is_auto()) {
+          // A variant named by TILEKIT_SGEMM runs at every size (so the conformance suite's
+          // small shapes exercise it); the default steps down for small problems.
+          const char* env = std::getenv("TILEKIT_SGEMM");
+          const bool named = env != nullptr && *env != '\0' && std::string(env) != "auto";
+          if (!named && blocks(kSgemmVariants[sv].rows, 128) < d.sm_count) sv = sgemm_with_tile(sv, 128, 16);
+          if (!named && blocks(128, 128) < d.sm_count) return plan_launch(d, v, p, TileConfig{64, 64, 8});
+        } else {
+          sv = sgemm_with_tile(sv, t.rows, t.depth);
+        }
+        const SgemmVariant& k = kSgemmVariants[sv];
+        t = {k.rows, k.cols, k.depth};
+        check_tile_fits(p, t, optin_limit(d), where(d));
+        pl.smem_bytes = sgemm_smem_bytes(k.rows, k.cols, k.depth, k.stages);
+        if (pl.smem_bytes > optin_limit(d))
+          throw Error("gemm optimized tile " + t.str() + " needs " + std::to_string(pl.smem_bytes) +
+                      " bytes of shared memory (" + std::to_string(k.stages) + " stages), but " + where(d) +
+                      " offers " + std::to_string(optin_limit(d)) + " bytes");
+        pl.tile = t;
+        pl.block_x = sgemm_threads(k);
+        pl.block_y = 1;
+        pl.dynamic_smem_bytes = pl.smem_bytes;
+        pl.outputs_per_thread = k.tm * k.tn;
+        pl.sgemm = sv;
+        pl.kernel = std::string("gemm_sm90<float; ") + k.name + ": warps of " + std::to_string(4 * k.tm) + "x" +
+                    std::to_string(8 * k.tn) + ", " + std::to_string(k.tm) + "x" + std::to_string(k.tn) +
+                    " per thread, " + std::to_string(k.stages) + " cp.async stages>";
       } else {
         TileConfig t = req;
+        if (!f64 && sgemm_only_tile(t))
+          throw Error("gemm optimized tile " + t.str() + " (float) is the sm_90 kernel's (gemm_sm90: NVIDIA sm_90 " +
+                      "or later, cuda backend), which " + (d.name.empty() ? std::string("the device") : d.name) +
+                      " is not");
         if (t.is_auto()) {
           // The big tile gives each thread 8x8 outputs (most reuse per shared-memory load);
           // fall back to the small one when the big tile would leave SMs without a block.
@@ -456,7 +539,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
   }
   pl.needs_optin = pl.dynamic_smem_bytes > d.smem_per_block;
   pl.async_copy = d.async_copy;
-  pl.regs_estimate = regs_of(p.op, v, p.dtype, pl.tile);
+  pl.regs_estimate = pl.sgemm != 0 ? sgemm_regs(kSgemmVariants[pl.sgemm]) : regs_of(p.op, v, p.dtype, pl.tile);
   pl.occupancy = estimate_occupancy(d, pl.threads(), pl.smem_bytes, pl.regs_estimate);
   return pl;
 }

@@ -71,6 +71,7 @@ struct LaunchPlan {
   bool async_copy = false;         // the device's DeviceProps::async_copy (kernels that can use it)
   int dmma = 0;                    // double gemm optimized on the tensor cores: 884 (mma.sync m8n8k4),
                                    // 16816 (m16n8k16, sm_90); 0: the SIMT kernel
+  int sgemm = 0;                   // float gemm optimized: index into kSgemmVariants (0: gemm.cuh's kernel)
   Occupancy occupancy;             // estimate_occupancy(props, threads, smem, regs_estimate)
   int threads() const { return block_x * block_y; }
 };
@@ -96,6 +97,39 @@ constexpr int dmma_warps_n(int bm, int bn) { return bm == 128 && bn == 128 ? 4 :
 // Which DMMA shape the plan picks: TILEKIT_DMMA=m8n8k4 / m16n8k16 / off overrides the choice by
 // compute capability (a measuring knob, read at every plan; "off" gives the SIMT kernel).
 int dmma_shape_for(const DeviceProps& d);
+
+// The float optimized gemm's kernels, by the name TILEKIT_SGEMM gives them: "sm80" is gemm.cuh's
+// two-stage kernel (the path of AMD and of NVIDIA before sm_90); the others are
+// backends/gpu/gemm_sm90.cuh's (cuda, sm_90+): both operands by cp.async, `stages` shared stages,
+// threads of `tm` x `tn` outputs in warps of 4 tm x 8 tn (sgemm_threads of them): 256 threads
+// (warp, big) or 128 (dual: two blocks of 16x8 threads per SM). NOTES.md has their measurements.
+struct SgemmVariant {
+  const char* name;
+  int rows, cols, depth, stages, tm, tn;
+  bool early = false;  // each step's barrier before its last K index (gemm_sm90.cuh's kEarly)
+};
+inline constexpr SgemmVariant kSgemmVariants[] = {
+    {"sm80", 128, 128, 16, 2, 8, 8},   {"warp2", 128, 128, 16, 2, 8, 8},  {"warp3", 128, 128, 16, 3, 8, 8},
+    {"warp4", 128, 128, 16, 4, 8, 8},  {"big3", 256, 128, 16, 3, 16, 8},  {"big4", 256, 128, 16, 4, 16, 8},
+    {"dual3", 128, 128, 16, 3, 16, 8}, {"dual4", 128, 128, 16, 4, 16, 8}, {"deep3", 128, 128, 32, 3, 8, 8},
+    {"ddual3", 128, 128, 32, 3, 16, 8}, {"warp3e", 128, 128, 16, 3, 8, 8, true}, {"dual3e", 128, 128, 16, 3, 16, 8, true},
+};
+inline constexpr int kSgemmVariantCount = int(sizeof(kSgemmVariants) / sizeof(kSgemmVariants[0]));
+inline constexpr int kSgemmPadA = 4;
+// What the plan takes on sm_90 when TILEKIT_SGEMM is unset (the measured best; NOTES.md).
+inline constexpr int kSgemmDefault = 0;
+constexpr int sgemm_threads(const SgemmVariant& v) { return (v.rows / (4 * v.tm)) * (v.cols / (8 * v.tn)) * 32; }
+// Registers a thread from ptxas (13.0, sm_90, no spills; NOTES.md): 8x8 per thread 127; 16x8 201
+// (256x128, one block per SM), 211 (128x128x16, two), 233 (128x128x32, two), 255 (early barrier).
+constexpr int sgemm_regs(const SgemmVariant& v) {
+  return v.tm * v.tn == 64 ? 127 : v.early ? 255 : v.rows == 256 ? 201 : v.depth == 32 ? 233 : 211;
+}
+constexpr std::size_t sgemm_smem_bytes(int bm, int bn, int bk, int stages) {
+  return std::size_t(stages) * bk * std::size_t(bm + kSgemmPadA + bn) * 4;
+}
+// The float optimized gemm kernel for this device: TILEKIT_SGEMM=<name> overrides the default
+// on devices that run gemm_sm90.cuh (NVIDIA sm_90+); elsewhere always 0. An unknown name throws.
+int sgemm_variant_for(const DeviceProps& d);
 
 // conv2d: the optimized kernel is unrolled for filters up to this size; larger filters run
 // the tiled kernel's code path (the plan's kernel name says so).

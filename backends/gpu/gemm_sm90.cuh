@@ -1,0 +1,254 @@
+// The float optimized GEMM for NVIDIA sm_90 (the H200), C = alpha*A*B + beta*C, row-major, any
+// m, n, k and ld. CUDA only: hipcc never sees this file's contents (gemm.cuh's two-stage kernel
+// stays the float path on AMD and on NVIDIA before sm_90). The plan chooses it by compute
+// capability; TILEKIT_SGEMM names one of its instantiations (tile_choice.hpp: kSgemmVariants).
+//
+// What it changes against gemm.cuh's kernel (NOTES.md, "SGEMM"), each step measurable alone:
+//   copies  both operands go global -> shared with cp.async, so no register holds a prefetch:
+//           B as 16-byte copies (rows of n, as in memory), A as 4-byte copies that land
+//           transposed (k-major, the layout the compute reads as vectors). Partial pieces and
+//           everything past the borders are zero-filled by the copy's source size.
+//   stages  kStages shared stages (dynamic shared memory, opt-in above 48 KiB), one barrier per
+//           K step: the copies of step t + kStages - 1 fly while step t computes.
+//   warps   each warp owns a WM x WN sub-tile of C, its 32 lanes a 4 x 8 grid of TM x TN
+//           thread tiles made of 4 x 4 quadrants (lane rows 4 apart, lane columns 4 apart): per
+//           K index a warp reads 4 distinct 16-byte A vectors and 8 distinct B vectors per
+//           quadrant row/column, one shared wavefront each.
+//   registers  the next K index's A and B vectors are read while this one's FMAs run (two
+//           fragment buffers), so the FMAs wait on no shared-memory load inside a step.
+//
+// Shared layout per stage: A as BK rows of BM + 4 floats (k-major), B as BK rows of BN floats.
+// A's copies map 32 consecutive threads to 8 k x 4 consecutive rows: bank (4k + r) mod 32 is
+// distinct for all 32, so the transposed stores are conflict-free, and in global memory the
+// warp reads 4 rows x 32 contiguous bytes (whole sectors).
+#pragma once
+
+#if !defined(__HIPCC__)
+
+#include "device_common.cuh"
+
+namespace tilekit::gpu {
+
+namespace sgemm {
+
+constexpr int kPadA = 4;  // floats of padding per k-row of A's shared tile (conflict-free stores)
+// Shared bytes of one block; tile_choice.hpp's sgemm_smem_bytes computes the same for the plan.
+constexpr int smem_bytes(int bm, int bn, int bk, int stages) { return stages * bk * (bm + kPadA + bn) * int(sizeof(float)); }
+
+// cp.async of `bytes` (0..size) from global to shared, the rest of `size` zero-filled: 16-byte
+// copies bypass L1 (.cg), 4-byte ones must go through it (.ca). Below sm_80 a plain copy.
+template <int size>
+__device__ __forceinline__ void copy(float* dst_shared, const float* src, int bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
+  if constexpr (size == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+#else
+  for (int e = 0; e < size / 4; ++e) dst_shared[e] = e * 4 < bytes ? src[e] : 0.0f;
+#endif
+}
+__device__ __forceinline__ void commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// Waits until at most `pending` of this thread's committed groups are still in flight.
+template <int pending>
+__device__ __forceinline__ void wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
+#endif
+}
+
+// Threads of a BM x BN block of TM x TN thread tiles (warps of 4 TM x 8 TN).
+constexpr int threads(int bm, int bn, int tm, int tn) { return (bm / (4 * tm)) * (bn / (8 * tn)) * 32; }
+
+}  // namespace sgemm
+
+// BM x BN of C per block, BK deep per step, TM x TN per thread (sgemm::threads of them), kStages
+// shared stages; kEarly: each step's barrier before its last K index (see the pipeline below).
+// MIN_BLOCKS: blocks per SM the register budget must allow (2 blocks of 256 threads: at most 128
+// registers a thread).
+// bvec: B allows 16-byte copies (16-byte aligned base, ldb a multiple of 4; 4-byte copies
+// otherwise); cvec: C allows 16-byte loads and stores. Both are uniform per launch.
+template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS, bool kEarly = false>
+__global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void gemm_sm90_kernel(
+    GemmParams<float> g, int tiles_x, int tiles_y, int bvec, int cvec) {
+  using namespace sgemm;
+  constexpr int NT = threads(BM, BN, TM, TN);
+  constexpr int LR = 4, LC = 8;                // lanes of a warp as 4 x 8
+  constexpr int WM = TM * LR, WN = TN * LC;    // one warp's part of C
+  constexpr int WARPS_N = BN / WN;
+  constexpr int QM = TM / 4, QN = TN / 4;      // a thread's 4 x 4 quadrants
+  constexpr int LDA = BM + kPadA, LDB = BN;
+  constexpr int A_STAGE = BK * LDA, STAGE = A_STAGE + BK * LDB;
+  constexpr int B_PER = BK * BN / 4 / NT;      // 16-byte B copies per thread and step
+  static_assert(BM % WM == 0 && BN % WN == 0 && NT % 128 == 0, "whole warp tiles, whole 4-warp groups");
+  static_assert(TM % 4 == 0 && TN % 4 == 0 && BM % 32 == 0, "thread tiles are whole 4 x 4 quadrants");
+  static_assert(BM * BK % NT == 0 && (BK * BN / 4) % NT == 0 && BK % 8 == 0, "tiles must split evenly into copies");
+  extern __shared__ __align__(16) unsigned char gemm_sm90_smem[];
+  float* smem = reinterpret_cast<float*>(gemm_sm90_smem);
+
+  // Grouped block order: 8 block-rows walked together share A and B in L2.
+  constexpr int kGroup = 8;
+  const int pid = blockIdx.x, per_group = kGroup * tiles_x, first = (pid / per_group) * kGroup;
+  const int gsize = min(tiles_y - first, kGroup);
+  const int by = first + (pid % per_group) % gsize, bx = (pid % per_group) / gsize;
+  const int m0 = by * BM, n0 = bx * BN;
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
+  const int tr = lane / LC, tc = lane % LC;
+
+  // A's copies: thread tid copies k = tid % 8 + 8 kh of its A_ROWS rows tid / 8 + ri NT / 8 (a warp:
+  // 8 k x 4 consecutive rows, see the layout note). One offset and one row count are kept, not a
+  // pointer per copy: 64-bit pointers for every row cost BK = 32 its spills.
+  constexpr int A_ROWS = BM / (NT / 8);
+  const int a_k = tid % 8, a_r = tid / 8;
+  const int a_left = g.m - m0 - a_r;                // rows from this thread's first one to A's end
+  const int a_off = (m0 + a_r) * g.lda + a_k, a_step = NT / 8 * g.lda;
+  auto load = [&](int s, int p0) {
+    float* as = smem + s * STAGE;
+    float* bs = as + A_STAGE;
+#pragma unroll
+    for (int ri = 0; ri < A_ROWS; ++ri)
+#pragma unroll
+      for (int kh = 0; kh < BK / 8; ++kh) {
+        const int r = a_r + ri * (NT / 8), k = a_k + 8 * kh;
+        const bool ok = ri * (NT / 8) < a_left && p0 + k < g.k;
+        copy<4>(as + k * LDA + r, ok ? g.a + (a_off + ri * a_step + p0 + 8 * kh) : g.a, ok ? 4 : 0);
+      }
+    if (bvec) {
+#pragma unroll
+      for (int i = 0; i < B_PER; ++i) {
+        const int q = tid + i * NT, r = q / (BN / 4), nc = (q % (BN / 4)) * 4, gk = p0 + r, gc = n0 + nc;
+        const int bytes = gk < g.k ? 4 * max(0, min(4, g.n - gc)) : 0;
+        copy<16>(bs + r * LDB + nc, bytes ? g.b + gk * g.ldb + gc : g.b, bytes);
+      }
+    } else {
+#pragma unroll 4
+      for (int i = 0; i < 4 * B_PER; ++i) {
+        const int q = tid + i * NT, r = q / BN, nc = q % BN, gk = p0 + r, gc = n0 + nc;
+        const bool ok = gk < g.k && gc < g.n;
+        copy<4>(bs + r * LDB + nc, ok ? g.b + gk * g.ldb + gc : g.b, ok ? 4 : 0);
+      }
+    }
+  };
+
+  float acc[TM][TN];
+#pragma unroll
+  for (int i = 0; i < TM; ++i)
+#pragma unroll
+    for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+
+  // Fragments: quadrant qi of the thread's rows starts at wm0 + 16 qi + 4 tr, quadrant qj of its
+  // columns at wn0 + 32 qj + 4 tc. Two buffers: K index k + 1 is read before k's FMAs run.
+  using Frags = float4[2][QM + QN];  // [buffer][A quadrants, then B quadrants]
+  const float* frag_base = smem + wm0 + tr * 4;  // stage 0, K index 0 (B: + A_STAGE + wn0 - wm0 ...)
+  auto fetch = [&](Frags& fr, int buf, int s, int kk) {
+    const float* as = frag_base + s * STAGE + kk * LDA;
+    const float* bs = frag_base + s * STAGE + A_STAGE + kk * LDB + (wn0 + tc * 4 - wm0 - tr * 4);
+#pragma unroll
+    for (int qi = 0; qi < QM; ++qi) fr[buf][qi] = *reinterpret_cast<const float4*>(as + qi * 4 * LR);
+#pragma unroll
+    for (int qj = 0; qj < QN; ++qj) fr[buf][QM + qj] = *reinterpret_cast<const float4*>(bs + qj * 4 * LC);
+  };
+  auto fma = [&](const Frags& fr, int buf) {
+#pragma unroll
+    for (int qi = 0; qi < QM; ++qi) {
+      const float a[4] = {fr[buf][qi].x, fr[buf][qi].y, fr[buf][qi].z, fr[buf][qi].w};
+#pragma unroll
+      for (int qj = 0; qj < QN; ++qj) {
+        const float4& v = fr[buf][QM + qj];
+        const float b[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+#pragma unroll
+          for (int f = 0; f < 4; ++f) acc[qi * 4 + e][qj * 4 + f] += a[e] * b[f];
+      }
+    }
+  };
+
+  // The pipeline (as gemm_dmma.cuh's): before step t computes, this thread's copies of step t are
+  // complete (at most kStages - 2 younger groups pending) and the barrier makes everyone's
+  // visible; the same barrier means every warp has finished reading step t - 1's stage, which the
+  // copies issued next reuse. Every step commits a group (empty past the end): the count is exact.
+  // kEarly moves each step's barrier before its last K index: the first fragments of step t + 1
+  // are read across it, so the last FMAs of step t, not an idle wait, cover that read's latency.
+  const int steps = (g.k + BK - 1) / BK;
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < steps) load(s, s * BK);
+    commit();
+  }
+  int read = 0, write = kStages - 1;
+  Frags early;  // kEarly: the fragments live across steps
+  if constexpr (kEarly) {
+    wait<kStages - 2>();
+    __syncthreads();
+    if (steps > 0) fetch(early, 0, 0, 0);
+  }
+  for (int t = 0; t < steps; ++t) {
+    Frags local;  // otherwise they are the step's own (fewer registers live across the loop)
+    Frags& fr = kEarly ? early : local;
+    if constexpr (!kEarly) {
+      wait<kStages - 2>();
+      __syncthreads();
+    }
+    if (t + kStages - 1 < steps) load(write, (t + kStages - 1) * BK);
+    commit();
+    if constexpr (!kEarly) fetch(fr, 0, read, 0);
+    const int next = read + 1 == kStages ? 0 : read + 1;
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+      const int cur = kk & 1;  // BK is even: step t + 1 starts in buffer 0 again
+      if (kk + 1 < BK) {
+        fetch(fr, cur ^ 1, read, kk + 1);
+      } else if (kEarly && t + 1 < steps) {
+        wait<kStages - 2>();
+        __syncthreads();
+        fetch(fr, cur ^ 1, next, 0);
+      }
+      fma(fr, cur);
+    }
+    read = next;
+    write = write + 1 == kStages ? 0 : write + 1;
+  }
+
+  // Epilogue: acc[4 qi + e][4 qj + f] is C[m0 + wm0 + 16 qi + 4 tr + e][n0 + wn0 + 32 qj + 4 tc + f].
+  // beta == 0 never reads C (it may hold NaN).
+#pragma unroll
+  for (int qi = 0; qi < QM; ++qi)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int row = m0 + wm0 + qi * 4 * LR + tr * 4 + e;
+      if (row >= g.m) continue;
+#pragma unroll
+      for (int qj = 0; qj < QN; ++qj) {
+        const int col = n0 + wn0 + qj * 4 * LC + tc * 4;
+        float* c = g.c + row * g.ldc + col;
+        const float* v = acc[qi * 4 + e] + qj * 4;
+        if (cvec && col + 3 < g.n) {
+          float4 out = make_float4(g.alpha * v[0], g.alpha * v[1], g.alpha * v[2], g.alpha * v[3]);
+          if (g.beta != 0.0f) {
+            const float4 old = *reinterpret_cast<const float4*>(c);
+            out.x += g.beta * old.x;
+            out.y += g.beta * old.y;
+            out.z += g.beta * old.z;
+            out.w += g.beta * old.w;
+          }
+          *reinterpret_cast<float4*>(c) = out;
+        } else {
+#pragma unroll
+          for (int f = 0; f < 4; ++f)
+            if (col + f < g.n) c[f] = g.beta == 0.0f ? g.alpha * v[f] : g.alpha * v[f] + g.beta * c[f];
+        }
+      }
+    }
+}
+
+}  // namespace tilekit::gpu
+
+#endif  // !__HIPCC__

@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Round 3, sgemm stage (issue 15, SGEMM): the sm_90 float gemm kernels (backends/gpu/gemm_sm90.cuh)
+# against gemm.cuh's kernel ("sm80") and cuBLAS, one build sweeping TILEKIT_SGEMM.
+# Usage: bash bench/device/r3/sgemm.sh BUILD_DIR OUT_DIR   (run from the repository root; ~150 s)
+# Steps, each under its own timeout and skipped when the time is spent (no step fails the others):
+#   1. conformance of the cuda float gemm optimized under each TILEKIT_SGEMM value
+#   2. `tilekit compare gemm --backends cuda --size 4096` per variant (cuBLAS in the same run)
+#   3. cuobjdump -res-usage of the gemm kernels
+#   4. compare at 8192 for the two best variants at 4096
+#   5. compute-sanitizer memcheck and racecheck of the new kernels on odd shapes
+#   6. ncu of the two best variants, if time is left
+# Writes small text files into OUT_DIR, and summary.txt.
+set -uo pipefail
+B=${1:-build-device}
+out=${2:-sgemm-out}
+mkdir -p "$out"
+export PATH=/usr/local/cuda/bin:$PATH
+start=$(date +%s)
+budget=${SGEMM_BUDGET:-145}
+left() { echo $((start + budget - $(date +%s))); }
+# step SECONDS CMD...: runs CMD under min(SECONDS, time left), or skips it when under 5 s remain.
+step() {
+  local s=$1 l
+  shift
+  l=$(left)
+  if [ "$l" -lt 5 ]; then
+    echo "SKIPPED (time spent): $*"
+    return 124
+  fi
+  [ "$s" -gt "$l" ] && s=$l
+  timeout "$s" "$@"
+}
+variants="sm80 warp2 warp3 warp4 big3 big4 dual3 dual4 deep3 ddual3 warp3e dual3e"
+sum=$out/summary.txt
+{
+  echo "git commit: $(git rev-parse HEAD 2>/dev/null || cat .device/commit 2>/dev/null)"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>&1
+  TILEKIT_SGEMM= $B/tilekit info 2>&1 | grep -E "float gemm|compute capability"
+} >"$sum"
+
+# 1. conformance (fast: the float gemm cases of the cuda backend)
+# (the optimized variant only: the one TILEKIT_SGEMM changes)
+filter='*Conformance.Gemm*/cuda_optimized_float:*Conformance.RepeatedRuns*/cuda_optimized_float'
+for v in $variants; do
+  TILEKIT_SGEMM=$v step 25 $B/tests/tilekit_tests --gtest_filter="$filter" >"$out/tests-$v.log" 2>&1
+  echo "tests $v: rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/tests-$v.log" | tr '\n' ' ')" | tee -a "$sum"
+  grep -E "^\[  FAILED  \]" "$out/tests-$v.log" | head -5 | tee -a "$sum"
+done
+echo "after tests: $(($(date +%s) - start)) s" >>"$sum"
+
+# 2. 4096 per variant, cuBLAS in the same process
+for v in $variants; do
+  TILEKIT_SGEMM=$v step 20 $B/tilekit compare gemm --backends cuda --size 4096 --reps 10 --json "$out/compare-4096-$v.json" \
+    >"$out/compare-4096-$v.txt" 2>&1
+  echo "compare 4096 $v: rc=$? $(grep -E 'optimized|cublas' "$out/compare-4096-$v.txt" | awk '{print $3, $6, $9}' | tr '\n' ' ')" |
+    tee -a "$sum"
+done
+echo "after compare 4096: $(($(date +%s) - start)) s" >>"$sum"
+
+# 3. registers, spills, shared memory of the compiled kernels
+obj=$(find "$B" -path '*tilekit_backend_cuda.dir*' -name 'gemm.cu.o' | head -1)
+lib=$(find "$B" -name 'tilekit-cuda*.so' -o -name 'libtilekit*cuda*.so' 2>/dev/null | head -1)
+step 15 cuobjdump -res-usage "${obj:-$lib}" 2>&1 | grep -A1 -E "gemm_(sm90|optimized)_kernel" | c++filt >"$out/res-usage.txt"
+grep -c "REG" "$out/res-usage.txt" | sed 's/^/res-usage entries: /' >>"$sum"
+# SASS instruction mix per gemm kernel (FFMA share of the issue slots), and the SASS of the new ones
+step 20 cuobjdump -sass "${obj:-$lib}" 2>/dev/null | awk '
+  /Function :/ { f = $3; keep = f ~ /gemm_(sm90|optimized)_kernel/ }
+  keep && /^ +\/\*[0-9a-f]+\*\/ / { op = $2; if (op ~ /^@/) op = $3; sub(/\..*/, "", op); sub(/;$/, "", op); n[f" "op]++; tot[f]++ }
+  keep && f ~ /gemm_sm90/ { print > "'"$out"'/sm90-sass.txt" }
+  END { for (k in n) { split(k, a, " "); if (a[2] ~ /^(FFMA|LDS|LDGSTS|BAR|LDG|STG|STS|IMAD|IADD3|LEA|ISETP|BRA|DEPBAR)$/) print tot[a[1]], k, n[k] } }' |
+  sort -k2,2 -k4,4nr | c++filt >"$out/sass-mix.txt"
+gzip -f "$out/sm90-sass.txt" 2>/dev/null
+
+# 4. 8192 for the two best at 4096
+best=$(python3 - "$out" $variants <<'PY'
+import json, sys
+out, names = sys.argv[1], sys.argv[2:]
+r = []
+for v in names:
+    try:
+        d = json.load(open(f"{out}/compare-4096-{v}.json"))
+        rows = d["rows"] if isinstance(d, dict) else d
+        r += [(x["gflops"], v) for x in rows if x.get("variant") == "optimized"]
+    except Exception:
+        pass
+print(" ".join(v for _, v in sorted(r, reverse=True)[:2]))
+PY
+)
+echo "best two at 4096: $best" | tee -a "$sum"
+for v in $best; do
+  TILEKIT_SGEMM=$v step 40 $B/tilekit compare gemm --backends cuda --size 8192 --reps 5 --json "$out/compare-8192-$v.json" \
+    >"$out/compare-8192-$v.txt" 2>&1
+  echo "compare 8192 $v: rc=$? $(grep -E 'optimized|cublas' "$out/compare-8192-$v.txt" | awk '{print $3, $6, $9}' | tr '\n' ' ')" |
+    tee -a "$sum"
+done
+# 5. compute-sanitizer on the new kernels, most important first: memcheck (out-of-range copies,
+#    partial tiles; n = 999 takes B's 4-byte copies, n = 260 the 16-byte ones) and racecheck (the
+#    stage ring; every run verifies its result too)
+for vts in "warp3:memcheck:--m 1000 --n 999 --k 997" "warp3:racecheck:--m 131 --n 260 --k 37" \
+  "dual3:memcheck:--m 131 --n 260 --k 37" "dual3:racecheck:--m 259 --n 389 --k 75" \
+  "big3:memcheck:--m 1000 --n 999 --k 997" "big3:racecheck:--m 131 --n 260 --k 37" \
+  "warp3:memcheck:--m 131 --n 260 --k 37" "warp3:racecheck:--m 259 --n 389 --k 75"; do
+  v=${vts%%:*} rest=${vts#*:}
+  tool=${rest%%:*} s=${rest#*:}
+  log="$out/san-$v-$tool-$(echo $s | tr -d ' -').log"
+  TILEKIT_SGEMM=$v step 30 compute-sanitizer --tool $tool --error-exitcode 9 $B/tilekit run gemm --backend cuda \
+    --variant optimized $s --reps 1 >"$log" 2>&1
+  echo "sanitize $tool $v $s: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|verified|VERIFIED' "$log" | tr '\n' ' ')" |
+    tee -a "$sum"
+done
+echo "after sanitize: $(($(date +%s) - start)) s" >>"$sum"
+
+# 6. with time left: ncu of the two best variants, one launch at 4096: issue slots, stall reasons,
+#    and shared-memory wavefronts per shared load instruction (4 per LDS.128 would make the
+#    shared pipe as busy as the FMA pipe at 8x8 per thread)
+for v in $best; do
+  [ "$(left)" -gt 25 ] || break
+  TILEKIT_SGEMM=$v step 40 ncu --kernel-name regex:'gemm_(sm90|optimized)_kernel' --launch-skip 1 --launch-count 1 \
+    --section SpeedOfLight --section SchedulerStats --section WarpStateStats --section Occupancy \
+    --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+    --metrics smsp__inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__inst_executed_op_ldgsts.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum \
+    $B/tilekit run gemm --backend cuda --variant optimized --size 4096 --reps 2 >"$out/ncu-$v.txt" 2>&1
+  echo "ncu $v: rc=$?" | tee -a "$sum"
+done
+echo "total: $(($(date +%s) - start)) s" | tee -a "$sum"
