@@ -215,14 +215,18 @@ struct Taps {
 // column x starts at scratch column x + P - R/2. A window row is read as NVR whole vectors from
 // the one holding the thread's first value, and feeds every output row whose window contains
 // it (~1.1 scratch loads per output at R = 5 in float, where one value per load makes 7.5).
-template <class T, int R, bool kVec, ConvLoad kLoad, ConvFilter kFilter>
+// MinB: registers few enough for MinB teams of 256 threads per SM (0: no such request, cuda's
+// __launch_bounds__(256)). Unbounded, ptxas gives this kernel 64 registers in float at R = 5
+// where the cuda kernel has 48 (10 resident teams of 128 threads there, 8 here); with MinB = 5
+// it fits 48 with no spills (conv_min_blocks).
+template <class T, int R, bool kVec, ConvLoad kLoad, ConvFilter kFilter, int MinB = 0>
 struct ConvBlock {
   static constexpr int CW = Pack<T>::W, TC = 128, HALF = R / 2, ROWS = 8, BX = TC / CW;
   static constexpr int P = (HALF + CW - 1) / CW * CW, SW = TC + 2 * P, NV = SW / CW;
   static constexpr int OFF = (P - HALF) % CW, NVR = (OFF + CW + R - 1 + CW - 1) / CW;
   static constexpr int kBatch = 8;  // window vectors per thread in flight (load = regs)
   static constexpr bool kConst = kFilter == ConvFilter::constant;
-  using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<256, 1>>;
+  using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<256, MinB>>;
   using Team = typename Policy::member_type;
 
   ConvView<T> a;
@@ -391,20 +395,45 @@ std::size_t block_scratch(int r, int tr) {
   return kScratchAlign + align_up(sizeof(T) * std::size_t(tr + r - 1) * std::size_t(kBlockCols + 2 * pad));
 }
 
-template <class T, int R, bool kVec, ConvLoad L, ConvFilter F>
+// The register budget of TILEKIT_KOKKOS_CONV_BOUNDS=occ (in teams of 256 threads per SM): the
+// cuda kernel's residency (resource-usage.md: float 48 registers at R <= 5). `none`:
+// LaunchBounds<256, 0>, the cuda kernel's declaration. ptxas, sm_90, unbounded: float 61-64
+// registers at R = 3, 5 (cuda: 48), 64 at R = 7 (cuda: 64); double 50-62 at R <= 5 (cuda: 50-62),
+// 84-128 at R = 7 (cuda: 80; bounded to 80 it spills). Bounded to 5 x 256 threads, float takes 48
+// with no spills (24 bytes at R = 3 with async + constant). So only float R <= 5 is bounded.
+template <class T, int R>
+constexpr int conv_min_blocks() {
+  return sizeof(T) == 4 && R <= 5 ? 5 : 0;
+}
+enum class ConvBounds { none, occ };
+inline ConvBounds conv_bounds() {
+  return env_choice("TILEKIT_KOKKOS_CONV_BOUNDS", {{"none", ConvBounds::none}, {"occ", ConvBounds::occ}},
+                    ConvBounds::none);
+}
+
+template <class T, int R, bool kVec, ConvLoad L, ConvFilter F, int MinB>
 void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
-  using K = ConvBlock<T, R, kVec, L, F>;
+  using K = ConvBlock<T, R, kVec, L, F, MinB>;
   typename K::Policy p(league, K::team_size(t.rows));
   p.set_scratch_size(0, Kokkos::PerTeam(K::scratch_bytes(t.rows)));
   Kokkos::parallel_for("tilekit::kokkos::conv2d_optimized_block", p, K{ConvView<T>(args), t.rows, tiles(args.w, t.cols)});
 }
+template <class T, int R, bool kVec, ConvLoad L, ConvFilter F>
+void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
+  if (exec_is_cuda() && conv_bounds() == ConvBounds::occ)
+    return launch_block<T, R, kVec, L, F, conv_min_blocks<T, R>()>(args, t, league);
+  launch_block<T, R, kVec, L, F, 0>(args, t, league);
+}
 
+// Filters 3 and 5 (the measured ones) get every load x filter x bounds combination; 1 and 7 the
+// portable pair and cuda's pair.
 template <class T, int R>
 void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
-  if (!block_vectorizable(args)) return launch_block<T, R, false, ConvLoad::regs, ConvFilter::regs>(args, t, league);
+  if (!block_vectorizable(args)) return launch_block<T, R, false, ConvLoad::regs, ConvFilter::regs, 0>(args, t, league);
 #if defined(KOKKOS_ENABLE_CUDA)
   if (exec_is_cuda()) {
-    const bool async = conv_load() == ConvLoad::async, constant = conv_filter() == ConvFilter::constant;
+    bool async = conv_load() == ConvLoad::async, constant = conv_filter() == ConvFilter::constant;
+    if (R == 1 || R == 7) async = constant = async || constant;
     if (constant) {
       const std::size_t bytes = std::size_t(R) * R * sizeof(T);
       const cudaError_t e = sizeof(T) == 4 ? cudaMemcpyToSymbolAsync(conv_const_f32, args.filter, bytes, 0,
@@ -414,8 +443,10 @@ void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
       if (e != cudaSuccess) throw Error(std::string("kokkos conv2d: filter to constant memory: ") + cudaGetErrorString(e));
     }
     if (async && constant) return launch_block<T, R, true, ConvLoad::async, ConvFilter::constant>(args, t, league);
-    if (async) return launch_block<T, R, true, ConvLoad::async, ConvFilter::regs>(args, t, league);
-    if (constant) return launch_block<T, R, true, ConvLoad::regs, ConvFilter::constant>(args, t, league);
+    if constexpr (R == 3 || R == 5) {
+      if (async) return launch_block<T, R, true, ConvLoad::async, ConvFilter::regs>(args, t, league);
+      if (constant) return launch_block<T, R, true, ConvLoad::regs, ConvFilter::constant>(args, t, league);
+    }
   }
 #endif
   launch_block<T, R, true, ConvLoad::regs, ConvFilter::regs>(args, t, league);
@@ -485,13 +516,16 @@ Launch plan(Variant v, const Problem& p, const TileConfig& t) {
     l.league = tiles(p.m, t.rows) * tiles(p.n, t.cols);
     l.team = ConvBlock<T, 1, true, ConvLoad::regs, ConvFilter::regs>::team_size(t.rows);
     l.scratch = block_scratch<T>(int(p.k), t.rows);
-    const bool gpu_cuda = exec_is_cuda();
+    bool async = exec_is_cuda() && conv_load() == ConvLoad::async;
+    bool constant = exec_is_cuda() && conv_filter() == ConvFilter::constant;
+    if (p.k == 1 || p.k == 7) async = constant = async || constant;  // as launch_block
     l.kernel = "the cuda backend's kernel: window rows padded to 16-byte vectors, 8 rows x one 16-byte vector of "
                "columns per thread, filter in " +
-               std::string(gpu_cuda && conv_filter() == ConvFilter::constant ? "CUDA constant memory" : "registers") +
-               ", window loaded by " +
-               (gpu_cuda && conv_load() == ConvLoad::async ? "16-byte cp.async" : "16-byte loads through registers") +
-               " (element-wise where the images do not allow vectors)";
+               std::string(constant ? "CUDA constant memory" : "registers") + ", window loaded by " +
+               (async ? "16-byte cp.async" : "16-byte loads through registers") +
+               (exec_is_cuda() && conv_bounds() == ConvBounds::occ ? ", registers bounded to the cuda kernel's residency"
+                                                                   : "") +
+               " (element-wise, filter in registers, where the images do not allow vectors)";
     return l;
   }
   Launch l = plan_team<T, kRowsPerThread>(p, t);

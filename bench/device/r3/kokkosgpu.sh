@@ -7,8 +7,9 @@
 #   1. kokkos conformance of transpose/conv2d (tiled + optimized) under each kernel setting
 #   2. compute-sanitizer memcheck of the two new kernels on odd shapes (both paths: vectors with
 #      partial tiles, element-wise), default and CUDA-only settings
-#   3. `tilekit compare transpose conv2d --backends cuda,kokkos --size 8192` (conv2d at R = 3, 5)
-#      once per kokkos setting (TILEKIT_KOKKOS_TRANSPOSE, TILEKIT_KOKKOS_CONV[_LOAD|_FILTER])
+#   3. `tilekit compare transpose|conv2d --backends cuda,kokkos --size 8192` (conv2d at R = 3, 5)
+#      once per kokkos setting (TILEKIT_KOKKOS_TRANSPOSE, TILEKIT_KOKKOS_CONV[_LOAD|_FILTER|_BOUNDS]),
+#      the most telling settings first
 # Every step has its own timeout and the script stops starting steps near its limit; nothing here
 # fails the caller (no set -e). Output: small text/JSON files in OUT_DIR, summary.txt first.
 set -uo pipefail
@@ -38,7 +39,7 @@ timeout 15 "$B/tilekit" info 2>&1 | sed -n '/kokkos/,$p' | head -20 >"$O/info.tx
 # 1. conformance
 filter='*Conformance.Transpose*/kokkos_*:*Conformance.Conv2d*/kokkos_*:*Conformance.RepeatedRuns*/kokkos_*'
 step tests-default 25 "$B/tests/tilekit_tests" --gtest_filter="$filter" --gtest_brief=1
-step tests-cudaonly 25 env TILEKIT_KOKKOS_CONV_LOAD=async TILEKIT_KOKKOS_CONV_FILTER=constant \
+step tests-cudaonly 25 env TILEKIT_KOKKOS_CONV_LOAD=async TILEKIT_KOKKOS_CONV_FILTER=constant TILEKIT_KOKKOS_CONV_BOUNDS=occ \
   "$B/tests/tilekit_tests" --gtest_filter="$filter" --gtest_brief=1
 step tests-old 20 env TILEKIT_KOKKOS_TRANSPOSE=lanes TILEKIT_KOKKOS_CONV=strips \
   "$B/tests/tilekit_tests" --gtest_filter='*Conformance.Transpose*/kokkos_optimized*:*Conformance.Conv2d*/kokkos_optimized*' --gtest_brief=1
@@ -77,15 +78,18 @@ cmp() {  # cmp NAME ENV... -- ARGS...
   [ -f "$O/cmp-$name.log" ] && grep -E '^(transpose|conv2d) ' "$O/cmp-$name.log" | grep -E 'optimized|tiled|memcpy' |
     sed "s/^/  [$name] /" >>"$O/summary.txt"
 }
+L=TILEKIT_KOKKOS_CONV_LOAD F=TILEKIT_KOKKOS_CONV_FILTER BD=TILEKIT_KOKKOS_CONV_BOUNDS
 cmp t-block TILEKIT_KOKKOS_TRANSPOSE=block -- transpose
-cmp c5-regs-regs TILEKIT_KOKKOS_CONV_LOAD=regs TILEKIT_KOKKOS_CONV_FILTER=regs -- conv2d --k 5
-cmp c5-async-const TILEKIT_KOKKOS_CONV_LOAD=async TILEKIT_KOKKOS_CONV_FILTER=constant -- conv2d --k 5
-cmp c5-async-regs TILEKIT_KOKKOS_CONV_LOAD=async TILEKIT_KOKKOS_CONV_FILTER=regs -- conv2d --k 5
-cmp c5-regs-const TILEKIT_KOKKOS_CONV_LOAD=regs TILEKIT_KOKKOS_CONV_FILTER=constant -- conv2d --k 5
-cmp c3-regs-regs TILEKIT_KOKKOS_CONV_LOAD=regs TILEKIT_KOKKOS_CONV_FILTER=regs -- conv2d --k 3
-cmp c3-async-const TILEKIT_KOKKOS_CONV_LOAD=async TILEKIT_KOKKOS_CONV_FILTER=constant -- conv2d --k 3
+cmp c5-async-const $L=async $F=constant $BD=none -- conv2d --k 5
+cmp c5-regs-regs $L=regs $F=regs $BD=none -- conv2d --k 5
+cmp c3-async-const $L=async $F=constant $BD=none -- conv2d --k 3
+cmp c3-regs-regs $L=regs $F=regs $BD=none -- conv2d --k 3
+cmp c5-async-const-occ $L=async $F=constant $BD=occ -- conv2d --k 5
+cmp c5-regs-regs-occ $L=regs $F=regs $BD=occ -- conv2d --k 5
 cmp t-lanes TILEKIT_KOKKOS_TRANSPOSE=lanes -- transpose
+cmp c5-async-regs $L=async $F=regs $BD=none -- conv2d --k 5
+cmp c5-regs-const $L=regs $F=constant $BD=none -- conv2d --k 5
+cmp c3-async-const-occ $L=async $F=constant $BD=occ -- conv2d --k 3
+cmp c3-regs-regs-occ $L=regs $F=regs $BD=occ -- conv2d --k 3
 cmp c5-strips TILEKIT_KOKKOS_CONV=strips -- conv2d --k 5
-cmp c3-async-regs TILEKIT_KOKKOS_CONV_LOAD=async TILEKIT_KOKKOS_CONV_FILTER=regs -- conv2d --k 3
-cmp c3-regs-const TILEKIT_KOKKOS_CONV_LOAD=regs TILEKIT_KOKKOS_CONV_FILTER=constant -- conv2d --k 3
 log "done"
