@@ -84,6 +84,9 @@ cmp c5-async-const $L=async $F=constant $BD=none -- conv2d --k 5
 cmp c5-regs-regs $L=regs $F=regs $BD=none -- conv2d --k 5
 cmp c3-async-const $L=async $F=constant $BD=none -- conv2d --k 3
 cmp c3-regs-regs $L=regs $F=regs $BD=none -- conv2d --k 3
+# gemm at 4096 (the third operation of the portability figure; kernels not changed here)
+step cmp-gemm 20 "$B/tilekit" compare gemm --backends cuda,kokkos --size 4096 --json "$O/cmp-gemm.json"
+[ -f "$O/cmp-gemm.log" ] && grep -E '^gemm ' "$O/cmp-gemm.log" | grep -E 'optimized|tiled|cublas' | sed "s/^/  [gemm] /" >>"$O/summary.txt"
 cmp c5-async-const-occ $L=async $F=constant $BD=occ -- conv2d --k 5
 cmp c5-regs-regs-occ $L=regs $F=regs $BD=occ -- conv2d --k 5
 cmp t-lanes TILEKIT_KOKKOS_TRANSPOSE=lanes -- transpose
