@@ -5,12 +5,18 @@
 //              (backends/portable/conv2d_tiled.hpp): one team per output tile copies the tile
 //              plus its R-1 halo into team scratch (zeros outside the image), a barrier, then
 //              every output is computed from scratch with no border checks.
-//   optimized: filter sizes 1, 3, 5 and 7 compiled in (unrolled taps); the filter staged in
-//              scratch, and thread coarsening: each thread computes
-//              P = 8 (GPUs; 4 on hosts) vertically adjacent outputs, so every input value it loads from scratch
-//              feeds up to P accumulators held in registers (P + R - 1 rows of loads for P rows
-//              of outputs instead of P * R).
+//   optimized: the cuda backend's kernel (backends/gpu/conv2d.cuh) on a Kokkos team (ConvBlock):
+//              a 128-wide compiled tile, its window rows padded to whole 16-byte vectors and
+//              loaded as vectors, a team thread (= a CUDA thread) computing 8 rows x one 16-byte
+//              vector of columns from whole aligned vectors of the window, vector stores. Filter
+//              sizes 1, 3, 5, 7 compiled in. What Kokkos cannot say portably (cp.async, the
+//              __constant__ filter) is selectable on CUDA (TILEKIT_KOKKOS_CONV_LOAD / _FILTER,
+//              NOTES.md). Other filters and tiles, and TILEKIT_KOKKOS_CONV=strips, run the kernel
+//              before it (ConvTeam: filter in scratch, P vertically adjacent outputs per thread).
 #include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 #include "kokkos.hpp"
 #include "../portable/conv2d_tiled.hpp"
@@ -161,6 +167,301 @@ struct ConvTeam {
   }
 };
 
+// ---- the optimized kernel in the cuda backend's form
+#if defined(KOKKOS_ENABLE_CUDA)
+// The filter in CUDA constant memory, as the cuda backend keeps it (TILEKIT_KOKKOS_CONV_FILTER=
+// constant): Kokkos has no constant memory space, so this is CUDA beside Kokkos, copied on the
+// stream of Kokkos' default instance before the launch that reads it.
+constexpr int kConstTaps = 7 * 7;
+__constant__ float conv_const_f32[kConstTaps];
+__constant__ double conv_const_f64[kConstTaps];
+#endif
+
+// Where the window comes from and where the taps live (measurement knobs, NOTES.md):
+//   load   regs: 16-byte vector loads into registers, kBatch in flight, then 16-byte scratch
+//          stores (portable Kokkos); async: cp.async.cg 16-byte copies, every vector of a thread
+//          in flight before one wait, no register holding it (CUDA sm_80+ only: inline PTX
+//          through the tile layer's copy_async; other spaces run regs).
+//   filter regs: each thread loads the R*R taps from the filter's memory into registers once
+//          (portable); constant: CUDA __constant__ memory, an FFMA operand (CUDA only).
+enum class ConvLoad { regs, async };
+enum class ConvFilter { regs, constant };
+
+template <class T, int R, bool kConst>
+struct Taps {
+  T f[R * R];
+  KOKKOS_INLINE_FUNCTION explicit Taps(const T* filter) {
+    if (!kConst) {
+      TILEKIT_UNROLL
+      for (int i = 0; i < R * R; ++i) f[i] = filter[i];
+    }
+  }
+  KOKKOS_INLINE_FUNCTION T operator[](int i) const {
+#if defined(__CUDA_ARCH__) && defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (kConst) {
+      if constexpr (sizeof(T) == 4) return conv_const_f32[i];
+      else return conv_const_f64[i];
+    }
+#endif
+    return f[i];
+  }
+};
+
+// The team: (128 / CW) x BY threads, BY = min(tile rows / 8, 256 / (128 / CW)) (float: 32 x 4,
+// double: 64 x 4); each computes ROWS = 8 rows x CW = one 16-byte vector of columns, strip after
+// strip down the tile. The window in scratch: tile rows + R - 1 rows of SW = 128 + 2P elements,
+// P = R/2 rounded up to whole vectors, so that every vector is aligned and (the image width
+// being whole vectors when kVec) wholly inside or outside the image; the window of output
+// column x starts at scratch column x + P - R/2. A window row is read as NVR whole vectors from
+// the one holding the thread's first value, and feeds every output row whose window contains
+// it (~1.1 scratch loads per output at R = 5 in float, where one value per load makes 7.5).
+// MinB: registers few enough for MinB teams of 256 threads per SM (0: no such request, cuda's
+// __launch_bounds__(256)). Unbounded, ptxas gives this kernel 64 registers in float at R = 5
+// where the cuda kernel has 48 (10 resident teams of 128 threads there, 8 here); with MinB = 5
+// it fits 48 with no spills (conv_min_blocks).
+template <class T, int R, bool kVec, ConvLoad kLoad, ConvFilter kFilter, int MinB = 0>
+struct ConvBlock {
+  static constexpr int CW = Pack<T>::W, TC = 128, HALF = R / 2, ROWS = 8, BX = TC / CW;
+  static constexpr int P = (HALF + CW - 1) / CW * CW, SW = TC + 2 * P, NV = SW / CW;
+  static constexpr int OFF = (P - HALF) % CW, NVR = (OFF + CW + R - 1 + CW - 1) / CW;
+  static constexpr int kBatch = 8;  // window vectors per thread in flight (load = regs)
+  static constexpr bool kConst = kFilter == ConvFilter::constant;
+  using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<256, MinB>>;
+  using Team = typename Policy::member_type;
+
+  ConvView<T> a;
+  int tr, tiles_c;
+
+  KOKKOS_INLINE_FUNCTION static std::size_t scratch_bytes(int tr) {
+    return kScratchAlign + align_up(sizeof(T) * std::size_t(tr + R - 1) * std::size_t(SW));
+  }
+  static int team_size(int tr) { return exec_on_gpu() ? BX * std::max(1, std::min(tr / ROWS, 256 / BX)) : 1; }
+
+  // Window rows [0, tr + R - 1) from image row i0 - HALF, column j0 - P; zeros outside the image.
+  KOKKOS_INLINE_FUNCTION void load_window(const Team& team, T* tile, int i0, int j0) const {
+    const int rank = team.team_rank(), nt = team.team_size();
+    if (kVec) {
+      const int n = (tr + R - 1) * NV;
+#if defined(__CUDA_ARCH__) && defined(KOKKOS_ENABLE_CUDA)
+      if constexpr (kLoad == ConvLoad::async) {
+        auto* vt = reinterpret_cast<tile::detail::Bytes16*>(tile);
+        TILEKIT_UNROLL_4
+        for (int q = rank; q < n; q += nt) {
+          const int y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * CW;
+          const bool ok = unsigned(gy) < unsigned(a.h) && unsigned(gx) < unsigned(a.w);
+          tile::detail::copy_async(vt + q,
+                                   reinterpret_cast<const tile::detail::Bytes16*>(ok ? a.in + gy * a.ld_in + gx : a.in), ok);
+        }
+        tile::detail::copy_async_wait_all();
+      } else
+#endif
+      for (int q0 = rank; q0 < n; q0 += kBatch * nt) {
+        Pack<T> v[kBatch];
+        TILEKIT_UNROLL
+        for (int b = 0; b < kBatch; ++b) {
+          const int q = q0 + b * nt, y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * CW;
+          if (q < n && unsigned(gy) < unsigned(a.h) && unsigned(gx) < unsigned(a.w))
+            v[b] = *reinterpret_cast<const Pack<T>*>(a.in + gy * a.ld_in + gx);
+          else
+            for (int e = 0; e < CW; ++e) v[b].v[e] = T(0);
+        }
+        TILEKIT_UNROLL
+        for (int b = 0; b < kBatch; ++b) {
+          const int q = q0 + b * nt;
+          if (q < n) store_pack_scratch(tile + q * CW, v[b]);
+        }
+      }
+    } else {
+      const int n = (tr + R - 1) * SW;
+      for (int q0 = rank; q0 < n; q0 += kBatch * nt) {
+        T v[kBatch];
+        TILEKIT_UNROLL
+        for (int b = 0; b < kBatch; ++b) {
+          const int q = q0 + b * nt, y = q / SW, gy = i0 + y - HALF, gx = j0 - P + (q - y * SW);
+          v[b] = q < n && unsigned(gy) < unsigned(a.h) && unsigned(gx) < unsigned(a.w) ? a.in[gy * a.ld_in + gx] : T(0);
+        }
+        TILEKIT_UNROLL
+        for (int b = 0; b < kBatch; ++b)
+          if (q0 + b * nt < n) tile[q0 + b * nt] = v[b];
+      }
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Team& team) const {
+    const int i0 = team.league_rank() / tiles_c * tr, j0 = team.league_rank() % tiles_c * TC;
+    ScratchCarver scratch(team, scratch_bytes(tr));
+    T* tile = scratch.take<T>(std::size_t(tr + R - 1) * SW);
+    const Taps<T, R, kConst> taps(a.filter);  // (regs) loads in flight beside the window's
+    load_window(team, tile, i0, j0);
+    team.team_barrier();
+
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, BX * (tr / ROWS)), [&](const int e) {
+      const int x0 = (e % BX) * CW, r0 = e / BX * ROWS, j = j0 + x0;
+      const Pack<T>* win = reinterpret_cast<const Pack<T>*>(tile) + (x0 + P - HALF - OFF) / CW;
+      T acc[ROWS][CW];
+      TILEKIT_UNROLL
+      for (int o = 0; o < ROWS; ++o)
+        TILEKIT_UNROLL
+        for (int q = 0; q < CW; ++q) acc[o][q] = T(0);
+      // Fully unrolled: every index is a compile-time constant, so the window values and the
+      // accumulators stay in registers.
+      TILEKIT_UNROLL
+      for (int y = 0; y < ROWS + R - 1; ++y) {
+        T v[NVR * CW];
+        TILEKIT_UNROLL
+        for (int k = 0; k < NVR; ++k) {
+          const Pack<T> pv = win[(r0 + y) * NV + k];
+          TILEKIT_UNROLL
+          for (int q = 0; q < CW; ++q) v[k * CW + q] = pv.v[q];
+        }
+        TILEKIT_UNROLL
+        for (int o = 0; o < ROWS; ++o) {
+          const int fi = y - o;  // compile-time: the branch disappears
+          if (fi >= 0 && fi < R) {
+            TILEKIT_UNROLL
+            for (int fj = 0; fj < R; ++fj) {
+              const T f = taps[fi * R + fj];
+              TILEKIT_UNROLL
+              for (int q = 0; q < CW; ++q) acc[o][q] += f * v[OFF + q + fj];
+            }
+          }
+        }
+      }
+      TILEKIT_UNROLL
+      for (int o = 0; o < ROWS; ++o) {
+        const int i = i0 + r0 + o;
+        if (i >= a.h) break;
+        T* out = a.out + i * a.ld_out + j;
+        if (kVec) {
+          if (j < a.w) {  // w is whole vectors
+            Pack<T> pk;
+            TILEKIT_UNROLL
+            for (int q = 0; q < CW; ++q) pk.v[q] = acc[o][q];
+            store_pack_global(out, pk);
+          }
+        } else {
+          TILEKIT_UNROLL
+          for (int q = 0; q < CW; ++q)
+            if (j + q < a.w) out[q] = acc[o][q];
+        }
+      }
+    });
+  }
+};
+
+constexpr int kBlockCols = 128, kBlockRows = 32, kBlockRowsPerThread = 8;
+
+// Which optimized kernel runs (measurement knobs, read at every call): TILEKIT_KOKKOS_CONV=block
+// (default) | strips; TILEKIT_KOKKOS_CONV_LOAD=regs | async; TILEKIT_KOKKOS_CONV_FILTER=regs |
+// constant. The defaults are the measured best (NOTES.md).
+enum class ConvMode { block, strips };
+template <class E>
+E env_choice(const char* name, std::initializer_list<std::pair<const char*, E>> options, E fallback) {
+  const char* e = std::getenv(name);
+  if (!e || !*e) return fallback;
+  std::string expected;
+  for (const auto& o : options) {
+    if (std::string(e) == o.first) return o.second;
+    expected += std::string(expected.empty() ? "" : " or ") + o.first;
+  }
+  throw std::invalid_argument(std::string(name) + "=" + e + ": expected " + expected);
+}
+inline ConvMode conv_mode() {
+  return env_choice("TILEKIT_KOKKOS_CONV", {{"block", ConvMode::block}, {"strips", ConvMode::strips}}, ConvMode::block);
+}
+inline ConvLoad conv_load() {
+  return env_choice("TILEKIT_KOKKOS_CONV_LOAD", {{"regs", ConvLoad::regs}, {"async", ConvLoad::async}}, ConvLoad::regs);
+}
+inline ConvFilter conv_filter() {
+  return env_choice("TILEKIT_KOKKOS_CONV_FILTER", {{"regs", ConvFilter::regs}, {"constant", ConvFilter::constant}},
+                    ConvFilter::regs);
+}
+// Whether the optimized call runs ConvBlock: compiled filter sizes, the compiled width, whole
+// strips of rows.
+inline bool runs_block(const TileConfig& t, int r) {
+  return conv_mode() == ConvMode::block && (r == 1 || r == 3 || r == 5 || r == 7) && t.cols == kBlockCols &&
+         t.rows > 0 && t.rows % kBlockRowsPerThread == 0;
+}
+template <class T>
+bool block_vectorizable(const Conv2dArgs<T>& a) {
+  constexpr index_t w = Pack<T>::W;
+  auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  return aligned(a.in) && aligned(a.out) && a.ld_in % w == 0 && a.ld_out % w == 0 && a.w % w == 0;
+}
+template <class T>
+std::size_t block_scratch(int r, int tr) {
+  constexpr int cw = Pack<T>::W;
+  const int pad = (r / 2 + cw - 1) / cw * cw;
+  return kScratchAlign + align_up(sizeof(T) * std::size_t(tr + r - 1) * std::size_t(kBlockCols + 2 * pad));
+}
+
+// The register budget of TILEKIT_KOKKOS_CONV_BOUNDS=occ (in teams of 256 threads per SM): the
+// cuda kernel's residency (resource-usage.md: float 48 registers at R <= 5). `none`:
+// LaunchBounds<256, 0>, the cuda kernel's declaration. ptxas, sm_90, unbounded: float 61-64
+// registers at R = 3, 5 (cuda: 48), 64 at R = 7 (cuda: 64); double 50-62 at R <= 5 (cuda: 50-62),
+// 84-128 at R = 7 (cuda: 80; bounded to 80 it spills). Bounded to 5 x 256 threads, float takes 48
+// with no spills (24 bytes at R = 3 with async + constant). So only float R <= 5 is bounded.
+template <class T, int R>
+constexpr int conv_min_blocks() {
+  return sizeof(T) == 4 && R <= 5 ? 5 : 0;
+}
+enum class ConvBounds { none, occ };
+inline ConvBounds conv_bounds() {
+  return env_choice("TILEKIT_KOKKOS_CONV_BOUNDS", {{"none", ConvBounds::none}, {"occ", ConvBounds::occ}},
+                    ConvBounds::none);
+}
+
+template <class T, int R, bool kVec, ConvLoad L, ConvFilter F, int MinB>
+void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
+  using K = ConvBlock<T, R, kVec, L, F, MinB>;
+  typename K::Policy p(league, K::team_size(t.rows));
+  p.set_scratch_size(0, Kokkos::PerTeam(K::scratch_bytes(t.rows)));
+  Kokkos::parallel_for("tilekit::kokkos::conv2d_optimized_block", p, K{ConvView<T>(args), t.rows, tiles(args.w, t.cols)});
+}
+template <class T, int R, bool kVec, ConvLoad L, ConvFilter F>
+void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
+  if (exec_is_cuda() && conv_bounds() == ConvBounds::occ)
+    return launch_block<T, R, kVec, L, F, conv_min_blocks<T, R>()>(args, t, league);
+  launch_block<T, R, kVec, L, F, 0>(args, t, league);
+}
+
+// Filters 3 and 5 (the measured ones) get every load x filter x bounds combination; 1 and 7 the
+// portable pair and cuda's pair.
+template <class T, int R>
+void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
+  if (!block_vectorizable(args)) return launch_block<T, R, false, ConvLoad::regs, ConvFilter::regs, 0>(args, t, league);
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (exec_is_cuda()) {
+    bool async = conv_load() == ConvLoad::async, constant = conv_filter() == ConvFilter::constant;
+    if (R == 1 || R == 7) async = constant = async || constant;
+    if (constant) {
+      const std::size_t bytes = std::size_t(R) * R * sizeof(T);
+      const cudaError_t e = sizeof(T) == 4 ? cudaMemcpyToSymbolAsync(conv_const_f32, args.filter, bytes, 0,
+                                                                     cudaMemcpyDeviceToDevice, Exec().cuda_stream())
+                                           : cudaMemcpyToSymbolAsync(conv_const_f64, args.filter, bytes, 0,
+                                                                     cudaMemcpyDeviceToDevice, Exec().cuda_stream());
+      if (e != cudaSuccess) throw Error(std::string("kokkos conv2d: filter to constant memory: ") + cudaGetErrorString(e));
+    }
+    if (async && constant) return launch_block<T, R, true, ConvLoad::async, ConvFilter::constant>(args, t, league);
+    if constexpr (R == 3 || R == 5) {
+      if (async) return launch_block<T, R, true, ConvLoad::async, ConvFilter::regs>(args, t, league);
+      if (constant) return launch_block<T, R, true, ConvLoad::regs, ConvFilter::constant>(args, t, league);
+    }
+  }
+#endif
+  launch_block<T, R, true, ConvLoad::regs, ConvFilter::regs>(args, t, league);
+}
+
+template <class T>
+void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
+  switch (args.r) {
+    case 1: return launch_block<T, 1>(args, t, league);
+    case 3: return launch_block<T, 3>(args, t, league);
+    case 5: return launch_block<T, 5>(args, t, league);
+    default: return launch_block<T, 7>(args, t, league);  // runs_block() admits 1, 3, 5, 7
+  }
+}
+
 // 8 rows per thread on GPUs (measured there); hosts keep 4, which ran twice as fast as 8 on
 // the Serial space (2048^2, R = 5: 48 vs 90 ms on the CI machine).
 constexpr int kRowsPerThread = exec_on_gpu() ? 8 : 4;
@@ -210,6 +511,23 @@ Launch plan(Variant v, const Problem& p, const TileConfig& t) {
                ", filter in registers when R <= 9";
     return l;
   }
+  if (runs_block(t, int(p.k))) {
+    Launch l;
+    l.league = tiles(p.m, t.rows) * tiles(p.n, t.cols);
+    l.team = ConvBlock<T, 1, true, ConvLoad::regs, ConvFilter::regs>::team_size(t.rows);
+    l.scratch = block_scratch<T>(int(p.k), t.rows);
+    bool async = exec_is_cuda() && conv_load() == ConvLoad::async;
+    bool constant = exec_is_cuda() && conv_filter() == ConvFilter::constant;
+    if (p.k == 1 || p.k == 7) async = constant = async || constant;  // as launch_block
+    l.kernel = "the cuda backend's kernel: window rows padded to 16-byte vectors, 8 rows x one 16-byte vector of "
+               "columns per thread, filter in " +
+               std::string(constant ? "CUDA constant memory" : "registers") + ", window loaded by " +
+               (async ? "16-byte cp.async" : "16-byte loads through registers") +
+               (exec_is_cuda() && conv_bounds() == ConvBounds::occ ? ", registers bounded to the cuda kernel's residency"
+                                                                   : "") +
+               " (element-wise, filter in registers, where the images do not allow vectors)";
+    return l;
+  }
   Launch l = plan_team<T, kRowsPerThread>(p, t);
   l.kernel = "tile + halo and filter in scratch, " + std::to_string(kRowsPerThread) +
              " outputs per thread in registers";
@@ -218,6 +536,7 @@ Launch plan(Variant v, const Problem& p, const TileConfig& t) {
 
 template <class T>
 std::size_t scratch_for(Variant v, const TileConfig& t, int r) {
+  if (v == Variant::optimized && runs_block(t, r)) return block_scratch<T>(r, t.rows);
   return v == Variant::optimized ? ConvTeam<T, kRowsPerThread>::scratch_bytes(t.rows, t.cols, r)
                                  : portable::Conv2dTiled<T>::scratch_bytes(r, t.rows, t.cols) + kScratchAlign;
 }
@@ -228,6 +547,11 @@ TileConfig auto_tile(Variant v, const Problem& p) {
   // filter's halo) fits twice in a team's share, so that a GPU multiprocessor keeps several
   // teams resident. Bigger tiles re-read less halo.
   const std::size_t budget = scratch_max() / 2;
+  // The block kernel's tile, as the cuda backend's (32 x 128), where its window fits.
+  if (v == Variant::optimized) {
+    for (TileConfig t = {kBlockRows, kBlockCols, 0}; t.rows >= kBlockRowsPerThread; t.rows /= 2)
+      if (runs_block(t, int(p.k)) && scratch_for<T>(v, t, int(p.k)) <= scratch_max()) return t;
+  }
   int side = exec_on_gpu() ? 64 : 32;
   while (side > 4 && scratch_for<T>(v, {side, side, 0}, int(p.k)) > budget) side /= 2;
   return {side, side, 0};
@@ -275,6 +599,7 @@ void conv2d(Variant v, const Conv2dArgs<T>& args, const TileConfig& t) {
                                                  [](const tile::Shape& sh, const auto& k) { tile::run_kokkos(sh, k); });
   const Problem p{Op::conv2d, dtype_of<T>(), args.h, args.w, args.r};
   const Launch l = plan<T>(v, p, t);
+  if (runs_block(t, args.r)) return launch_block<T>(args, t, l.league);
   TeamPolicy policy(l.league, l.team);
   policy.set_scratch_size(0, Kokkos::PerTeam(l.scratch));
   const ConvView<T> a(args);

@@ -23,8 +23,10 @@
 // included) decide for themselves, and GCC would warn about the pragma.
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
 #define TILEKIT_UNROLL _Pragma("unroll")
+#define TILEKIT_UNROLL_4 _Pragma("unroll 4")
 #else
 #define TILEKIT_UNROLL
+#define TILEKIT_UNROLL_4
 #endif
 
 #if defined(__GNUC__) || defined(__clang__) || defined(__CUDACC__)
@@ -48,6 +50,15 @@ using Policy2D = Kokkos::MDRangePolicy<Exec, Kokkos::Rank<2, Kokkos::Iterate::Le
 // Host and device function: kernels branch on it too (a plain constexpr function would need
 // nvcc's --expt-relaxed-constexpr there).
 KOKKOS_INLINE_FUNCTION constexpr bool exec_on_gpu() { return tile::detail::kokkos_space_is_gpu<Exec>(); }
+
+// Whether the space is Kokkos::Cuda (CUDA-only instructions beside Kokkos: cp.async, __constant__).
+KOKKOS_INLINE_FUNCTION constexpr bool exec_is_cuda() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  return std::is_same<Exec, Kokkos::Cuda>::value;
+#else
+  return false;
+#endif
+}
 
 // Level-0 scratch one team may use, as the execution space reports it.
 inline std::size_t scratch_max() { return std::size_t(TeamPolicy::scratch_size_max(0)); }
@@ -99,6 +110,26 @@ KOKKOS_INLINE_FUNCTION void store_pack_scratch(T* dst, const Pack<T>& p) {
     return;
   } else if constexpr (std::is_same<T, double>::value) {
     asm volatile("st.shared.v2.f64 [%0], {%1, %2};" ::"r"(a), "d"(p.v[0]), "d"(p.v[1]) : "memory");
+    return;
+  }
+#endif
+  *reinterpret_cast<Pack<T>*>(dst) = p;
+}
+
+// *dst = p as one 16-byte store to global memory (dst 16-byte aligned). A Pack copy is W scalar
+// stores wherever nvcc cannot prove the alignment itself; on CUDA this states the vector store
+// in PTX (st.global.v4 / v2), elsewhere it is the plain copy.
+template <class T>
+KOKKOS_INLINE_FUNCTION void store_pack_global(T* dst, const Pack<T>& p) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same<T, float>::value) {
+    asm volatile("st.global.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(__cvta_generic_to_global(dst)), "f"(p.v[0]),
+                 "f"(p.v[1]), "f"(p.v[2]), "f"(p.v[3])
+                 : "memory");
+    return;
+  } else if constexpr (std::is_same<T, double>::value) {
+    asm volatile("st.global.v2.f64 [%0], {%1, %2};" ::"l"(__cvta_generic_to_global(dst)), "d"(p.v[0]), "d"(p.v[1])
+                 : "memory");
     return;
   }
 #endif

@@ -6,10 +6,17 @@
 //              shared memory that read-back walks a column: every access of a warp lands in the
 //              same bank when the tile is 32 wide). Written once for every backend on the tile
 //              layer: backends/portable/transpose_tiled.hpp.
-//   optimized: the scratch rows padded by one element, which spreads a column over all banks;
-//              teams of (team x vector) threads where the vector lanes (a warp on GPUs) cover
-//              one tile row and each thread handles several rows (coarsening).
+//   optimized: the cuda backend's kernel (backends/gpu/transpose.cuh) on a Kokkos team: 256 team
+//              threads (one CUDA thread each), a compiled TR x TC tile (64 x 64 automatic) in
+//              scratch rows padded by one element (a column spreads over all banks), 16-byte
+//              global loads and stores, all of a thread's loads issued before its first store.
+//              TILEKIT_KOKKOS_TRANSPOSE=lanes runs the kernel before it (team threads x vector
+//              lanes, element accesses), which also serves tiles that are not compiled.
 #include <algorithm>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+
 
 #include "kokkos.hpp"
 #include "../portable/transpose_tiled.hpp"
@@ -108,6 +115,122 @@ struct TransposeTeam {
   }
 };
 
+// The optimized kernel: the cuda backend's transpose_optimized_kernel with Kokkos' vocabulary.
+// A team of NT = 256 threads (GPU spaces: one CUDA thread per team rank; host spaces: the one team
+// thread walks the 256 ranks, TeamThreadRange), a TR x TC tile in level-0 scratch sized at run
+// time, rows padded to TC + 1 elements. kVec: pointers 16-byte aligned and rows, cols, ld_in,
+// ld_out whole vectors, so that every 16-byte vector is wholly inside or outside the matrix;
+// otherwise the same kernel moves single elements.
+template <class T, int TR, int TC, bool kVec>
+struct TransposeBlock {
+  static constexpr int NT = 256, W = Pack<T>::W, LD = TC + 1;
+  static constexpr int LOADS = TR * (TC / W) / NT, STORES = TC * (TR / W) / NT;
+  static_assert(LOADS * NT == TR * (TC / W) && STORES * NT == TC * (TR / W), "tile must split evenly");
+  // <NT, 0>: `.maxntid 256` alone, as cuda's __launch_bounds__(256). Kokkos' <NT, 1> adds
+  // `.minnctapersm 1`, and ptxas then took 40 (float) / 64 (double) registers instead of 32:
+  // 6 / 4 resident teams per SM instead of 8.
+  using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<NT, 0>>;
+  TransposeView<T> a;
+  int tiles_c;
+
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() { return kScratchAlign + align_up(sizeof(T) * TR * LD); }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const typename Policy::member_type& team) const {
+    const int i0 = team.league_rank() / tiles_c * TR, j0 = team.league_rank() % tiles_c * TC;
+    ScratchCarver scratch(team, scratch_bytes());
+    T* tile = scratch.take<T>(std::size_t(TR) * LD);
+    // All of a thread's loads are issued before any is used: LOADS x 16 bytes in flight (the
+    // compiler cannot move loads past the scratch stores, which it cannot tell apart from `in`).
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, NT), [&](const int tid) {
+      Pack<T> v[LOADS];
+      TILEKIT_UNROLL
+      for (int l = 0; l < LOADS; ++l) {
+        const int q = tid + l * NT, r = q / (TC / W), c = (q % (TC / W)) * W, i = i0 + r, j = j0 + c;
+        if (kVec) {
+          if (i < a.rows && j < a.cols) v[l] = *reinterpret_cast<const Pack<T>*>(a.in + i * a.ld_in + j);
+          else
+            for (int e = 0; e < W; ++e) v[l].v[e] = T(0);
+        } else {
+          TILEKIT_UNROLL
+          for (int e = 0; e < W; ++e) v[l].v[e] = (i < a.rows && j + e < a.cols) ? a.in[i * a.ld_in + j + e] : T(0);
+        }
+      }
+      TILEKIT_UNROLL
+      for (int l = 0; l < LOADS; ++l) {
+        const int q = tid + l * NT, r = q / (TC / W), c = (q % (TC / W)) * W;
+        TILEKIT_UNROLL
+        for (int e = 0; e < W; ++e) tile[r * LD + c + e] = v[l].v[e];
+      }
+    });
+    team.team_barrier();
+    // Output row r (input column j0 + r), W consecutive output columns from input rows c..c+W-1:
+    // a warp's reads walk down scratch columns, one bank each thanks to the padding.
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, NT), [&](const int tid) {
+      TILEKIT_UNROLL
+      for (int s = 0; s < STORES; ++s) {
+        const int q = tid + s * NT, r = q / (TR / W), c = (q % (TR / W)) * W, j = j0 + r, i = i0 + c;
+        Pack<T> o;
+        TILEKIT_UNROLL
+        for (int e = 0; e < W; ++e) o.v[e] = tile[(c + e) * LD + r];
+        if (kVec) {
+          if (j < a.cols && i < a.rows) store_pack_global(a.out + j * a.ld_out + i, o);
+        } else {
+          TILEKIT_UNROLL
+          for (int e = 0; e < W; ++e)
+            if (j < a.cols && i + e < a.rows) a.out[j * a.ld_out + i + e] = o.v[e];
+        }
+      }
+    });
+  }
+};
+
+// Which optimized kernel runs: TILEKIT_KOKKOS_TRANSPOSE (a measurement knob, read at every call),
+// else `block` (the cuda backend's kernel) for the compiled tiles and `lanes` for the others.
+enum class TransposeMode { block, lanes };
+inline TransposeMode transpose_mode() {
+  const char* e = std::getenv("TILEKIT_KOKKOS_TRANSPOSE");
+  if (!e || !*e) return TransposeMode::block;
+  const std::string v(e);
+  if (v == "block") return TransposeMode::block;
+  if (v == "lanes") return TransposeMode::lanes;
+  throw std::invalid_argument("TILEKIT_KOKKOS_TRANSPOSE=" + v + ": expected block or lanes");
+}
+inline bool compiled_block(const TileConfig& t) {
+  return (t.rows == 32 || t.rows == 64) && (t.cols == 32 || t.cols == 64);
+}
+template <class T>
+bool vectorizable(const TransposeArgs<T>& a) {
+  constexpr index_t w = Pack<T>::W;
+  auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  return aligned(a.in) && aligned(a.out) && a.rows % w == 0 && a.cols % w == 0 && a.ld_in % w == 0 &&
+         a.ld_out % w == 0;
+}
+
+template <class T, int TR, int TC>
+void run_block(const TransposeArgs<T>& args, int tiles_c, int league) {
+  auto go = [&](auto f) {
+    using F = decltype(f);
+    typename F::Policy p(league, exec_on_gpu() ? F::NT : 1);
+    p.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes()));
+    Kokkos::parallel_for("tilekit::kokkos::transpose_optimized", p, f);
+  };
+  if (vectorizable(args)) go(TransposeBlock<T, TR, TC, true>{TransposeView<T>(args), tiles_c});
+  else go(TransposeBlock<T, TR, TC, false>{TransposeView<T>(args), tiles_c});
+}
+
+template <class T>
+void run_block(const TransposeArgs<T>& args, const TileConfig& t, int tiles_c, int league) {
+  if (t.rows == 64 && t.cols == 64) return run_block<T, 64, 64>(args, tiles_c, league);
+  if (t.rows == 32 && t.cols == 64) return run_block<T, 32, 64>(args, tiles_c, league);
+  if (t.rows == 64 && t.cols == 32) return run_block<T, 64, 32>(args, tiles_c, league);
+  return run_block<T, 32, 32>(args, tiles_c, league);
+}
+
+template <class T>
+std::size_t block_scratch(const TileConfig& t) {
+  return kScratchAlign + align_up(sizeof(T) * std::size_t(t.rows) * std::size_t(t.cols + 1));
+}
+
 TeamPolicy policy_for(const Launch& l) {
   TeamPolicy p(l.league, l.team, l.vector);
   p.set_scratch_size(0, Kokkos::PerTeam(l.scratch));
@@ -140,6 +263,13 @@ Launch plan(Variant v, const Problem& p, const TileConfig& t) {
     l.team = exec_on_gpu() ? lanes.count() : 1;
     l.scratch = tile::scratch_bytes<T>(t.rows, t.cols);
     l.kernel = "tile layer: the block loaded into unpadded scratch, written out in output row order";
+    return l;
+  }
+  if (transpose_mode() == TransposeMode::block && compiled_block(t)) {
+    l.team = exec_on_gpu() ? 256 : 1;
+    l.scratch = block_scratch<T>(t);
+    l.kernel = "the cuda backend's kernel: 256 team threads, scratch rows padded by 1, 16-byte vectors "
+               "(element accesses where the matrices do not allow them)";
     return l;
   }
   l.scratch = TransposeTeam<T>::scratch_bytes(t.rows, t.cols, pad);
@@ -198,6 +328,8 @@ void transpose(Variant v, const TransposeArgs<T>& args, const TileConfig& t) {
                                      [](const tile::Shape& sh, const auto& k) { tile::run_kokkos(sh, k); });
   const Problem p{Op::transpose, dtype_of<T>(), args.rows, args.cols, 0};
   const Launch l = plan<T>(v, p, t);
+  if (transpose_mode() == TransposeMode::block && compiled_block(t))
+    return run_block<T>(args, t, tiles(args.cols, t.cols), l.league);
   const bool opt = v == Variant::optimized;
   const TransposeTeam<T> f{TransposeView<T>(args), t.rows, t.cols, opt ? 1 : 0, tiles(args.cols, t.cols), opt};
   Kokkos::parallel_for(opt ? "tilekit::kokkos::transpose_optimized" : "tilekit::kokkos::transpose_tiled",
