@@ -186,6 +186,31 @@ int dmma_shape_for(const DeviceProps& d) {
   return d.cc_major >= 9 ? 16816 : 884;
 }
 
+ConvOptChoice conv2d_opt_choice() {
+  ConvOptChoice c;  // the default: the one-tile kernel
+  const char* e = std::getenv("TILEKIT_CONV_OPT");
+  if (!e || !*e) return c;
+  std::string v(e);
+  const std::string bad = "TILEKIT_CONV_OPT='" + v + "': expected tile, aligned, strip<N>, stripw, or strip<N|w>-aligned";
+  const std::string suffix = "-aligned";
+  if (v == "tile") return c;
+  if (v == "aligned") return {1, true};
+  if (v.size() > suffix.size() && v.compare(v.size() - suffix.size(), suffix.size(), suffix) == 0) {
+    c.aligned = true;
+    v.resize(v.size() - suffix.size());
+  }
+  if (v.rfind("strip", 0) != 0 || v.size() == 5) throw Error(bad);
+  const std::string n = v.substr(5);
+  if (n == "w") {
+    c.steps = -1;
+    return c;
+  }
+  if (n.size() > 4 || n.find_first_not_of("0123456789") != std::string::npos) throw Error(bad);
+  c.steps = std::stoi(n);
+  if (c.steps < 1) throw Error(bad);
+  return c;
+}
+
 LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const TileConfig& req) {
   LaunchPlan pl;
   const std::size_t e = size_of(p.dtype);
@@ -442,6 +467,35 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         if (opt && unrolled)
           pl.kernel = "conv2d_optimized<" + dt + ", R=" + std::to_string(p.k) + " unrolled, " + std::to_string(per) +
                       " rows x " + std::to_string(16 / e) + " columns per thread>";
+        if (const ConvOptChoice oc = opt && unrolled && p.k <= kConvStripMaxFilter ? conv2d_opt_choice() : ConvOptChoice{};
+            oc.steps != 0) {
+          // The strip kernel (conv2d.cuh): one window, or two alternating when a block walks
+          // down more than one tile.
+          const int unit = (oc.aligned ? 32 : 16) / int(e);
+          const int pad = (int(p.k) / 2 + unit - 1) / unit * unit;
+          const long long tiles_y = (p.m + t.rows - 1) / t.rows, tiles_x = (p.n + t.cols - 1) / t.cols;
+          auto smem = [&](int steps) {
+            return std::size_t(steps > 1 ? 2 : 1) * std::size_t(t.rows + p.k - 1) * std::size_t(t.cols + 2 * pad) * e;
+          };
+          long long steps = oc.steps;
+          if (steps < 0) {
+            // One wave: as many column-strip segments as resident blocks (two windows each).
+            const Occupancy o = estimate_occupancy(d, bx * by, smem(2), regs_of(p.op, v, p.dtype, t));
+            const long long slots = std::max(1LL, (long long)d.sm_count * std::max(1, o.blocks_per_sm));
+            const long long segs = std::max(1LL, slots / std::max(1LL, tiles_x));
+            steps = (tiles_y + segs - 1) / segs;
+          }
+          steps = std::max(1LL, std::min(steps, std::max(1LL, tiles_y)));
+          if (smem(int(steps)) <= optin_limit(d)) {
+            pl.conv_steps = int(steps);
+            pl.conv_pad_unit = unit;
+            pl.smem_bytes = pl.dynamic_smem_bytes = smem(int(steps));
+            pl.kernel = "conv2d_optimized<" + dt + ", R=" + std::to_string(p.k) + " unrolled, " + std::to_string(per) +
+                        " rows x " + std::to_string(16 / e) + " columns per thread, " +
+                        (steps > 1 ? "walking " + std::to_string(steps) + " tiles down a column strip, " : std::string()) +
+                        "rows padded to " + (oc.aligned ? "32-byte sectors" : "16-byte vectors") + ">";
+          }
+        }
         else if (opt)
           pl.kernel = "conv2d_tiled<" + dt + "> (R > " + std::to_string(kConvUnrolledMaxFilter) +
                       " has no unrolled kernel)";

@@ -337,7 +337,7 @@ constexpr const char* kFooter = R"(Environment that changes results or timings:
   KOKKOS_NUM_THREADS     threads of the kokkos backend on OpenMP/Threads (Kokkos' own variable)
   CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES   which GPU the cuda/hip backend uses (device 0 of those listed)
   TILEKIT_OPENMP_SIMD    caps the SIMD level the openmp backend uses (e.g. avx2)
-  TILEKIT_KOKKOS_BLOCK, TILEKIT_KOKKOS_TILED, TILEKIT_CONV_TILED   kernel-selection overrides for experiments
+  TILEKIT_KOKKOS_BLOCK, TILEKIT_KOKKOS_TILED, TILEKIT_CONV_TILED, TILEKIT_CONV_OPT   kernel-selection overrides for experiments
 Sizes are integers from 1 to 2147483647 in run and compare alike (gemm's --k may be 0); --tile is rejected where the
 variant uses no tile (naive, --peer); naming an operation or backend twice is an error.
 Exit codes (README.md, "Exit codes"): 0 ok, 1 verification failed, 2 bad usage, 3 resources or device
