@@ -630,7 +630,18 @@ TEST(TileChoiceDevices, ConvOptimizedStripOptions) {
     EXPECT_LE(blocks, 132LL * pl.occupancy.blocks_per_sm);
     EXPECT_GT(blocks, 132LL * pl.occupancy.blocks_per_sm / 2);
   }
-  for (const char* bad : {"strip", "stripx", "strip0", "strip8-alinged", "fast", "-aligned"}) {
+  {
+    ConvOptEnv env("strip8-wide");  // the 16 x 256 tile, sector-aligned rows, two windows
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
+    EXPECT_EQ(pl.tile.str(), tile_str(16, 256));
+    EXPECT_EQ(pl.conv_pad_unit, 8);
+    EXPECT_EQ(pl.block_x * pl.block_y, 128);
+    EXPECT_EQ(pl.smem_bytes, std::size_t(2 * 20 * 272 * 4));
+    EXPECT_EQ(plan_launch(h200(), Variant::optimized, d3, {}).threads(), 256);
+    // An explicit tile keeps its shape.
+    EXPECT_EQ(plan_launch(h200(), Variant::optimized, f5, {64, 128, 0}).tile.str(), tile_str(64, 128));
+  }
+  for (const char* bad : {"strip", "stripx", "strip0", "strip8-alinged", "fast", "-aligned", "wide"}) {
     ConvOptEnv env(bad);
     EXPECT_THROW(plan_launch(h200(), Variant::optimized, f5, {}), Error) << bad;
   }

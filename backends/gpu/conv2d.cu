@@ -40,24 +40,28 @@ const void* optimized_kernel(int r) {
 
 // The strip kernel (TILEKIT_CONV_OPT), compiled for R <= kConvStripMaxFilter, rows padded to
 // a vector or to a sector (pad_unit elements).
-template <class T, bool kVec, int PU>
+template <class T, bool kVec, int PU, int TC>
 const void* strip_kernel_pu(int r) {
   constexpr int kRows = kConvRowsPerThread;
   static_assert(kConvStripMaxFilter == 9, "update the list below");
   switch (r) {
-    case 1: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 1, kRows, kVec, PU>);
-    case 3: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 3, kRows, kVec, PU>);
-    case 5: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 5, kRows, kVec, PU>);
-    case 7: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 7, kRows, kVec, PU>);
-    case 9: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 9, kRows, kVec, PU>);
+    case 1: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 1, kRows, kVec, PU, TC>);
+    case 3: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 3, kRows, kVec, PU, TC>);
+    case 5: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 5, kRows, kVec, PU, TC>);
+    case 7: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 7, kRows, kVec, PU, TC>);
+    case 9: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 9, kRows, kVec, PU, TC>);
     default: return nullptr;
   }
 }
 
+// The wide tile (kConvWideCols) is compiled with sector-aligned rows only (the plan gives it
+// no other padding).
 template <class T, bool kVec>
-const void* strip_kernel(int r, int pad_unit) {
+const void* strip_kernel(int r, int pad_unit, int cols) {
   constexpr int vec = 16 / int(sizeof(T)), sector = 32 / int(sizeof(T));
-  return pad_unit == sector ? strip_kernel_pu<T, kVec, sector>(r) : strip_kernel_pu<T, kVec, vec>(r);
+  if (cols == kConvWideCols) return strip_kernel_pu<T, kVec, sector, kConvWideCols>(r);
+  return pad_unit == sector ? strip_kernel_pu<T, kVec, sector, kConvOptimizedCols>(r)
+                            : strip_kernel_pu<T, kVec, vec, kConvOptimizedCols>(r);
 }
 
 template <class T>
@@ -100,7 +104,8 @@ void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& pl, gpuS
     if (pl.conv_steps > 0) {
       int steps = pl.conv_steps;
       void* args[] = {&c, &tile_rows, &tx, &steps};
-      const void* k = vec ? strip_kernel<T, true>(c.r, pl.conv_pad_unit) : strip_kernel<T, false>(c.r, pl.conv_pad_unit);
+      const void* k = vec ? strip_kernel<T, true>(c.r, pl.conv_pad_unit, pl.tile.cols)
+                          : strip_kernel<T, false>(c.r, pl.conv_pad_unit, pl.tile.cols);
       launch_kernel(k, pl, tx * ceil_div(ty, steps), args, s, "conv2d_strip_kernel");
       return;
     }
@@ -120,7 +125,8 @@ const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan& pl) {
                : reinterpret_cast<const void*>(&conv2d_naive_kernel<double>);
     case Variant::optimized:
       if (pl.conv_steps > 0)
-        return f ? strip_kernel<float, true>(r, pl.conv_pad_unit) : strip_kernel<double, true>(r, pl.conv_pad_unit);
+        return f ? strip_kernel<float, true>(r, pl.conv_pad_unit, pl.tile.cols)
+                 : strip_kernel<double, true>(r, pl.conv_pad_unit, pl.tile.cols);
       if (r <= kConvUnrolledMaxFilter) return f ? optimized_kernel<float, true>(r) : optimized_kernel<double, true>(r);
       [[fallthrough]];  // R > 15 runs the tiled kernel
     case Variant::tiled: {

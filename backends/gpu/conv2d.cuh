@@ -95,12 +95,12 @@ __device__ __forceinline__ void conv2d_issue_rows_elem(const Conv2dParams<T>& c,
 // R = 5 in float that is 3 shared loads per window row for 4 columns, ~1.1 per output, where
 // the tiled kernel (one column, one float per load) makes 7.5; shared-memory bandwidth per
 // output drops from 30 to 18 bytes, and the outputs are stored as whole vectors.
-template <class T, int R, int ROWS, bool kVec, int PU>
+template <class T, int R, int ROWS, bool kVec, int PU, int TC = kConvOptimizedCols>
 __device__ __forceinline__ void conv2d_optimized_tile(const Conv2dParams<T>& c, const T* tile, int tr, int i0,
                                                       int j0) {
   using V = Vec16<T>;
   using VT = typename V::type;
-  constexpr int CW = V::n, TC = kConvOptimizedCols, HALF = R / 2;
+  constexpr int CW = V::n, HALF = R / 2;
   constexpr int P = conv2d_pad_v<T, R, PU>, SW = TC + 2 * P;
   // A thread's window row starts at shared column x0 + P - HALF: OFF values into a vector.
   constexpr int OFF = (P - HALF) % CW, NVR = (OFF + CW + R - 1 + CW - 1) / CW;
@@ -207,13 +207,14 @@ __global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_optimized_kernel(Conv2dParams<
 // through L2: the halo rows are read from L2 once per strip instead of once per tile. PU: the
 // rows' padding unit in elements (a vector, or a 32-byte sector: TILEKIT_CONV_OPT=...aligned,
 // so that each row's copies start on a sector and no sector is split between two warp
-// instructions). With steps = 1 the block computes one tile (and uses one window).
-template <class T, int R, int ROWS, bool kVec, int PU>
+// instructions). With steps = 1 the block computes one tile (and uses one window). TC: the
+// tile's width (kConvOptimizedCols, or kConvWideCols: ...-wide, fewer halo columns per row).
+template <class T, int R, int ROWS, bool kVec, int PU, int TC>
 __global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_strip_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x,
                                                                int steps) {
   using V = Vec16<T>;
   using VT = typename V::type;
-  constexpr int CW = V::n, TC = kConvOptimizedCols, SW = TC + 2 * conv2d_pad_v<T, R, PU>;
+  constexpr int CW = V::n, SW = TC + 2 * conv2d_pad_v<T, R, PU>;
   extern __shared__ __align__(16) unsigned char conv2d_smem[];
   const int tr = tile_rows, rows = tr + R - 1;
   T* cur = reinterpret_cast<T*>(conv2d_smem);
@@ -236,7 +237,7 @@ __global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_strip_kernel(Conv2dParams<T> c
         for (int q = tid; q < (R - 1) * (SW / CW); q += nt) to[q] = from[q];
       }
     }
-    conv2d_optimized_tile<T, R, ROWS, kVec, PU>(c, cur, tr, i0, j0);
+    conv2d_optimized_tile<T, R, ROWS, kVec, PU, TC>(c, cur, tr, i0, j0);
     T* t = cur;
     cur = nxt;
     nxt = t;

@@ -130,13 +130,17 @@ constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_
 //   strip<N>        a block walks down N tiles of its column strip, keeping the R - 1 halo rows
 //   stripw          as many tiles as make the grid one wave of resident blocks
 //   strip<N|w>-aligned  both
+//   strip<N|w>-wide     both, on a 16 x kConvWideCols tile (the automatic tile only): half the
+//                       halo columns per output
 // The strip kernel is compiled for R <= kConvStripMaxFilter; larger R runs the one-tile kernel.
 struct ConvOptChoice {
   int steps = 0;       // 0: the one-tile kernel; -1: one wave (the plan works it out)
   bool aligned = false;
+  bool wide = false;
 };
 ConvOptChoice conv2d_opt_choice();
 inline constexpr int kConvStripMaxFilter = 9;
+inline constexpr int kConvWideCols = 256, kConvWideRows = 16;
 constexpr int conv2d_optimized_pad(int r, int elem_bytes) {
   return (r / 2 + 16 / elem_bytes - 1) / (16 / elem_bytes) * (16 / elem_bytes);
 }

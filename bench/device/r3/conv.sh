@@ -35,13 +35,13 @@ git log --oneline -1 >"$O/commit.txt" 2>&1
 
 # 1. Conformance of cuda conv2d (optimized; the tiled rows as a control) under each option.
 tests="*Conformance.Conv2d*/cuda_*:*Conformance.RepeatedRuns*/cuda_optimized*:TileChoiceDevices.ConvOptimized*"
-for o in tile aligned strip2 strip8-aligned stripw; do
+for o in tile aligned strip2 strip8-aligned stripw strip3-wide; do
   step "tests-$o" 25 env TILEKIT_CONV_OPT=$o "$B/tests/tilekit_tests" --gtest_filter="$tests" --gtest_brief=1
   grep -E "PASSED|FAILED" "$O/tests-$o.txt" | head -3 >>"$O/summary.txt"
 done
 
 # 2. compare at R = 3 and 5 per option (memcpy peer in each run); JSON beside the table.
-opts=${CONV_OPTS:-"tile aligned strip8 stripw strip8-aligned stripw-aligned"}
+opts=${CONV_OPTS:-"tile aligned strip8 stripw strip8-aligned stripw-aligned stripw-wide"}
 for k in 5 3; do
   for o in $opts; do
     step "compare-k$k-$o" 20 env TILEKIT_CONV_OPT=$o "$T" compare conv2d --backends cuda --size 8192 --k $k \
@@ -84,6 +84,7 @@ san() {  # san TOOL OPT DTYPE M N K
 }
 san memcheck strip2-aligned float 97 89 5
 san memcheck strip2 double 517 132 3
+san memcheck strip3-wide float 300 260 7
 san racecheck strip2-aligned float 97 89 5
 san racecheck strip2 double 517 132 3
 grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$O"/san-*.txt >>"$O/summary.txt" 2>/dev/null
