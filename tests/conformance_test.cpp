@@ -179,6 +179,15 @@ TEST_P(Conformance, Conv2dLeadingDimensions) {
   TILEKIT_DISPATCH_DTYPE(P, conv_cases, *be_, v(), {{45, 67, 5, 3, 0}, {45, 67, 5, 0, 5}, {64, 64, 3, 1, 1}});
 }
 
+TEST_P(Conformance, Conv2dTallVectorShapes) {
+  TILEKIT_BODY
+  // Widths and leading dimensions in whole 16-byte vectors (the GPU kernels' vector paths),
+  // tall enough for several tiles down a column (TILEKIT_CONV_OPT=strip<N>), with a partial
+  // last tile, a partial last strip and a nearly empty last tile column.
+  TILEKIT_DISPATCH_DTYPE(P, conv_cases, *be_, v(),
+                         {{300, 256, 5}, {517, 132, 3, 4, 4}, {1000, 64, 7}, {96, 200, 9, 0, 4}, {33, 8, 1}, {520, 12, 5}});
+}
+
 TEST_P(Conformance, Conv2dRandomShapes) {
   TILEKIT_BODY
   std::mt19937_64 gen(base_seed() + 11);

@@ -648,4 +648,78 @@ TEST(Occupancy, RegistersBind) {
 }
 
 }  // namespace
+
+// ---- conv2d optimized: TILEKIT_CONV_OPT (the strip kernel's plans) ------------------------
+
+// Sets TILEKIT_CONV_OPT for one scope and restores what was there (the device stage script
+// runs the whole suite under each value).
+struct ConvOptEnv {
+  std::string old;
+  bool had;
+  explicit ConvOptEnv(const char* v) : had(std::getenv("TILEKIT_CONV_OPT") != nullptr) {
+    if (had) old = std::getenv("TILEKIT_CONV_OPT");
+    ::setenv("TILEKIT_CONV_OPT", v, 1);
+  }
+  ~ConvOptEnv() {
+    if (had)
+      ::setenv("TILEKIT_CONV_OPT", old.c_str(), 1);
+    else
+      ::unsetenv("TILEKIT_CONV_OPT");
+  }
+};
+
+TEST(TileChoiceDevices, ConvOptimizedStripOptions) {
+  const Problem f5{Op::conv2d, DType::f32, 8192, 8192, 5}, d3{Op::conv2d, DType::f64, 8192, 8192, 3};
+  {
+    ConvOptEnv env("tile");
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
+    EXPECT_EQ(pl.conv_steps, 0);
+    EXPECT_EQ(pl.smem_bytes, std::size_t(36 * 136 * 4));
+  }
+  {
+    ConvOptEnv env("aligned");  // one window, rows padded to 8 floats each side
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
+    EXPECT_EQ(pl.conv_steps, 1);
+    EXPECT_EQ(pl.conv_pad_unit, 8);
+    EXPECT_EQ(pl.smem_bytes, std::size_t(36 * 144 * 4));
+    EXPECT_EQ(pl.threads(), 128);
+  }
+  {
+    ConvOptEnv env("strip8");  // two windows
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
+    EXPECT_EQ(pl.conv_steps, 8);
+    EXPECT_EQ(pl.conv_pad_unit, 4);
+    EXPECT_EQ(pl.smem_bytes, std::size_t(2 * 36 * 136 * 4));
+    EXPECT_NE(pl.kernel.find("walking 8 tiles"), std::string::npos) << pl.kernel;
+    // More steps than the image has tiles: one strip, the whole column.
+    EXPECT_EQ(plan_launch(h200(), Variant::optimized, Problem{Op::conv2d, DType::f32, 40, 64, 5}, {}).conv_steps, 2);
+    // R > kConvStripMaxFilter keeps the one-tile kernel.
+    EXPECT_EQ(plan_launch(h200(), Variant::optimized, Problem{Op::conv2d, DType::f32, 512, 512, 11}, {}).conv_steps, 0);
+    EXPECT_EQ(plan_launch(h200(), Variant::tiled, f5, {}).conv_steps, 0);
+  }
+  {
+    ConvOptEnv env("stripw-aligned");  // one wave: blocks <= SMs x resident blocks
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, d3, {});
+    EXPECT_EQ(pl.conv_pad_unit, 4);
+    ASSERT_GT(pl.conv_steps, 1);
+    const long long blocks = 64LL * ((256 + pl.conv_steps - 1) / pl.conv_steps);
+    EXPECT_LE(blocks, 132LL * pl.occupancy.blocks_per_sm);
+    EXPECT_GT(blocks, 132LL * pl.occupancy.blocks_per_sm / 2);
+  }
+  {
+    ConvOptEnv env("strip8-wide");  // the 16 x 256 tile, sector-aligned rows, two windows
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
+    EXPECT_EQ(pl.tile.str(), tile_str(16, 256));
+    EXPECT_EQ(pl.conv_pad_unit, 8);
+    EXPECT_EQ(pl.block_x * pl.block_y, 128);
+    EXPECT_EQ(pl.smem_bytes, std::size_t(2 * 20 * 272 * 4));
+    EXPECT_EQ(plan_launch(h200(), Variant::optimized, d3, {}).threads(), 256);
+    // An explicit tile keeps its shape.
+    EXPECT_EQ(plan_launch(h200(), Variant::optimized, f5, {64, 128, 0}).tile.str(), tile_str(64, 128));
+  }
+  for (const char* bad : {"strip", "stripx", "strip0", "strip8-alinged", "fast", "-aligned", "wide"}) {
+    ConvOptEnv env(bad);
+    EXPECT_THROW(plan_launch(h200(), Variant::optimized, f5, {}), Error) << bad;
+  }
+}
 }  // namespace tilekit::gpu

@@ -38,6 +38,32 @@ const void* optimized_kernel(int r) {
   }
 }
 
+// The strip kernel (TILEKIT_CONV_OPT), compiled for R <= kConvStripMaxFilter, rows padded to
+// a vector or to a sector (pad_unit elements).
+template <class T, bool kVec, int PU, int TC>
+const void* strip_kernel_pu(int r) {
+  constexpr int kRows = kConvRowsPerThread;
+  static_assert(kConvStripMaxFilter == 9, "update the list below");
+  switch (r) {
+    case 1: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 1, kRows, kVec, PU, TC>);
+    case 3: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 3, kRows, kVec, PU, TC>);
+    case 5: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 5, kRows, kVec, PU, TC>);
+    case 7: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 7, kRows, kVec, PU, TC>);
+    case 9: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 9, kRows, kVec, PU, TC>);
+    default: return nullptr;
+  }
+}
+
+// The wide tile (kConvWideCols) is compiled with sector-aligned rows only (the plan gives it
+// no other padding).
+template <class T, bool kVec>
+const void* strip_kernel(int r, int pad_unit, int cols) {
+  constexpr int vec = 16 / int(sizeof(T)), sector = 32 / int(sizeof(T));
+  if (cols == kConvWideCols) return strip_kernel_pu<T, kVec, sector, kConvWideCols>(r);
+  return pad_unit == sector ? strip_kernel_pu<T, kVec, sector, kConvOptimizedCols>(r)
+                            : strip_kernel_pu<T, kVec, vec, kConvOptimizedCols>(r);
+}
+
 template <class T>
 bool vectorizable(const Conv2dParams<T>& c) {
   constexpr int w = 16 / sizeof(T);
@@ -74,8 +100,17 @@ void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& pl, gpuS
   if (v == Variant::optimized && c.r <= kConvUnrolledMaxFilter) {
     copy_filter(a.filter, a.r, s);
     int tx = ceil_div(c.w, pl.tile.cols), ty = ceil_div(c.h, pl.tile.rows), tile_rows = pl.tile.rows;
+    const bool vec = vectorizable(c) && vectorizable_out(c);
+    if (pl.conv_steps > 0) {
+      int steps = pl.conv_steps;
+      void* args[] = {&c, &tile_rows, &tx, &steps};
+      const void* k = vec ? strip_kernel<T, true>(c.r, pl.conv_pad_unit, pl.tile.cols)
+                          : strip_kernel<T, false>(c.r, pl.conv_pad_unit, pl.tile.cols);
+      launch_kernel(k, pl, tx * ceil_div(ty, steps), args, s, "conv2d_strip_kernel");
+      return;
+    }
     void* args[] = {&c, &tile_rows, &tx};
-    const void* k = vectorizable(c) && vectorizable_out(c) ? optimized_kernel<T, true>(c.r) : optimized_kernel<T, false>(c.r);
+    const void* k = vec ? optimized_kernel<T, true>(c.r) : optimized_kernel<T, false>(c.r);
     launch_kernel(k, pl, tx * ty, args, s, "conv2d_optimized_kernel");
     return;
   }
@@ -89,6 +124,9 @@ const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan& pl) {
       return f ? reinterpret_cast<const void*>(&conv2d_naive_kernel<float>)
                : reinterpret_cast<const void*>(&conv2d_naive_kernel<double>);
     case Variant::optimized:
+      if (pl.conv_steps > 0)
+        return f ? strip_kernel<float, true>(r, pl.conv_pad_unit, pl.tile.cols)
+                 : strip_kernel<double, true>(r, pl.conv_pad_unit, pl.tile.cols);
       if (r <= kConvUnrolledMaxFilter) return f ? optimized_kernel<float, true>(r) : optimized_kernel<double, true>(r);
       [[fallthrough]];  // R > 15 runs the tiled kernel
     case Variant::tiled: {

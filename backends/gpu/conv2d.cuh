@@ -44,19 +44,23 @@ __global__ void conv2d_naive_kernel(Conv2dParams<T> c, int tiles_x) {
 }
 
 // The optimized kernel's window: row y of the shared window holds input columns
-// j0 - P .. j0 + TC + P - 1, P = the halo R/2 rounded up to whole 16-byte vectors
-// (conv2d_optimized_pad), so every vector is aligned and, the image width being a multiple of
-// the vector width, wholly inside or outside the image. The window of output column x then
-// starts at shared column x + P - R/2. Every vector of a thread is in flight before one wait
-// (cp.async.cg, 16 bytes), with no register holding it.
+// j0 - P .. j0 + TC + P - 1, P = the halo R/2 rounded up to whole units of PU elements: a
+// 16-byte vector (conv2d_optimized_pad), or with TILEKIT_CONV_OPT=...aligned a 32-byte sector,
+// so that every vector is aligned and, the image width being a multiple of the vector width,
+// wholly inside or outside the image. The window of output column x then starts at shared
+// column x + P - R/2. Every vector of a thread is in flight before one wait (cp.async.cg, 16
+// bytes), with no register holding it.
+template <class T, int R, int PU>
+inline constexpr int conv2d_pad_v = (R / 2 + PU - 1) / PU * PU;
+
 // Rows [y_lo, y_hi) of that vector-padded window as 16-byte asynchronous copies (wait for them
 // with copy_async_wait_all()).
-template <class T, int R, int TC>
+template <class T, int R, int TC, int PU = Vec16<T>::n>
 __device__ __forceinline__ void conv2d_issue_rows_vec(const Conv2dParams<T>& c, T* tile, int y_lo, int y_hi, int i0,
                                                       int j0) {
   using V = Vec16<T>;
   using VT = typename V::type;
-  constexpr int W = V::n, HALF = R / 2, P = (HALF + W - 1) / W * W, NV = (TC + 2 * P) / W;
+  constexpr int W = V::n, HALF = R / 2, P = conv2d_pad_v<T, R, PU>, NV = (TC + 2 * P) / W;
   const int n = y_hi * NV, nt = blockDim.x * blockDim.y, tid = threadIdx.y * blockDim.x + threadIdx.x;
   VT* vt = reinterpret_cast<VT*>(tile);
 #pragma unroll 4
@@ -70,10 +74,10 @@ __device__ __forceinline__ void conv2d_issue_rows_vec(const Conv2dParams<T>& c, 
 // Rows [y_lo, y_hi) of the vector-padded window element by element (4- or 8-byte
 // asynchronous copies): the optimized kernel's path for images that do not allow 16-byte loads. SW, the padded row length, is a compile-time constant, so
 // the division below is a multiply and a shift.
-template <class T, int R, int TC>
+template <class T, int R, int TC, int PU = Vec16<T>::n>
 __device__ __forceinline__ void conv2d_issue_rows_elem(const Conv2dParams<T>& c, T* tile, int y_lo, int y_hi, int i0,
                                                        int j0) {
-  constexpr int W = 16 / int(sizeof(T)), HALF = R / 2, P = (HALF + W - 1) / W * W, SW = TC + 2 * P;
+  constexpr int HALF = R / 2, P = conv2d_pad_v<T, R, PU>, SW = TC + 2 * P;
   const int n = y_hi * SW, nt = blockDim.x * blockDim.y, tid = threadIdx.y * blockDim.x + threadIdx.x;
   for (int q = y_lo * SW + tid; q < n; q += nt) {
     const int y = q / SW, gy = i0 + y - HALF, gx = j0 - P + (q - y * SW);
@@ -82,36 +86,24 @@ __device__ __forceinline__ void conv2d_issue_rows_elem(const Conv2dParams<T>& c,
   }
 }
 
-// The optimized kernel: the tiled kernel's window (vector-padded rows, loaded with 16-byte
-// asynchronous copies), plus register tiling in both directions. A thread computes a block of
-// ROWS rows x CW columns, CW = one 16-byte vector (4 floats, 2 doubles). For each window row
-// below its block it reads the CW + R - 1 values its columns need as whole aligned vectors
-// (NVR shared loads of 16 bytes, from the vector holding its first value) and feeds them to
-// every output of the block whose window contains the row. At R = 5 in float that is 3 shared
-// loads per window row for 4 columns, ~1.1 per output, where the tiled kernel (one column, one
-// float per load) makes 7.5; shared-memory bandwidth per output drops from 30 to 18 bytes, and
-// the outputs are stored as whole vectors. Block: (tile columns / CW) x (tile rows / ROWS)
-// threads, at most 256; R compiled (<= 15). kVec: the images allow 16-byte accesses.
-template <class T, int R, int ROWS, bool kVec>
-__global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_optimized_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
+// The optimized kernel's compute on one tile whose window (tr + R - 1 rows, padded by PU as
+// above) is in shared memory, and the stores of its outputs (rows i0.., columns j0..).
+// A thread computes a block of ROWS rows x CW columns, CW = one 16-byte vector (4 floats, 2
+// doubles). For each window row below its block it reads the CW + R - 1 values its columns
+// need as whole aligned vectors (NVR shared loads of 16 bytes, from the vector holding its
+// first value) and feeds them to every output of the block whose window contains the row. At
+// R = 5 in float that is 3 shared loads per window row for 4 columns, ~1.1 per output, where
+// the tiled kernel (one column, one float per load) makes 7.5; shared-memory bandwidth per
+// output drops from 30 to 18 bytes, and the outputs are stored as whole vectors.
+template <class T, int R, int ROWS, bool kVec, int PU, int TC = kConvOptimizedCols>
+__device__ __forceinline__ void conv2d_optimized_tile(const Conv2dParams<T>& c, const T* tile, int tr, int i0,
+                                                      int j0) {
   using V = Vec16<T>;
   using VT = typename V::type;
-  constexpr int CW = V::n, TC = kConvOptimizedCols, HALF = R / 2;
-  constexpr int P = (HALF + CW - 1) / CW * CW, SW = TC + 2 * P;  // = conv2d_optimized_pad()
+  constexpr int CW = V::n, HALF = R / 2;
+  constexpr int P = conv2d_pad_v<T, R, PU>, SW = TC + 2 * P;
   // A thread's window row starts at shared column x0 + P - HALF: OFF values into a vector.
   constexpr int OFF = (P - HALF) % CW, NVR = (OFF + CW + R - 1 + CW - 1) / CW;
-  extern __shared__ __align__(16) unsigned char conv2d_smem[];
-  T* tile = reinterpret_cast<T*>(conv2d_smem);
-  const int tr = tile_rows;
-  const BlockXY b = block_xy(tiles_x);
-  const int i0 = b.y * tr, j0 = b.x * TC;
-  if constexpr (kVec)
-    conv2d_issue_rows_vec<T, R, TC>(c, tile, 0, tr + R - 1, i0, j0);
-  else
-    conv2d_issue_rows_elem<T, R, TC>(c, tile, 0, tr + R - 1, i0, j0);
-  copy_async_wait_all();
-  __syncthreads();
-
   const int x0 = int(threadIdx.x) * CW, j = j0 + x0;
   const VT* win = reinterpret_cast<const VT*>(tile) + (x0 + P - HALF - OFF) / CW;
   for (int r0 = int(threadIdx.y) * ROWS; r0 < tr; r0 += int(blockDim.y) * ROWS) {
@@ -178,6 +170,77 @@ __global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_optimized_kernel(Conv2dParams<
           if (j + q < c.w) out[q] = acc[o][q];
       }
     }
+  }
+}
+
+template <class T, int R, int TC, bool kVec, int PU>
+__device__ __forceinline__ void conv2d_issue_rows(const Conv2dParams<T>& c, T* tile, int y_lo, int y_hi, int i0,
+                                                  int j0) {
+  if constexpr (kVec)
+    conv2d_issue_rows_vec<T, R, TC, PU>(c, tile, y_lo, y_hi, i0, j0);
+  else
+    conv2d_issue_rows_elem<T, R, TC, PU>(c, tile, y_lo, y_hi, i0, j0);
+}
+
+// The optimized kernel: the tiled kernel's window (vector-padded rows, loaded with 16-byte
+// asynchronous copies), plus register tiling in both directions (conv2d_optimized_tile).
+// Block: (tile columns / CW) x (tile rows / ROWS) threads, at most 256; R compiled (<= 15).
+// kVec: the images allow 16-byte accesses.
+template <class T, int R, int ROWS, bool kVec>
+__global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_optimized_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
+  constexpr int TC = kConvOptimizedCols;
+  extern __shared__ __align__(16) unsigned char conv2d_smem[];
+  T* tile = reinterpret_cast<T*>(conv2d_smem);
+  const BlockXY b = block_xy(tiles_x);
+  const int i0 = b.y * tile_rows, j0 = b.x * TC;
+  conv2d_issue_rows<T, R, TC, kVec, Vec16<T>::n>(c, tile, 0, tile_rows + R - 1, i0, j0);
+  copy_async_wait_all();
+  __syncthreads();
+  conv2d_optimized_tile<T, R, ROWS, kVec, Vec16<T>::n>(c, tile, tile_rows, i0, j0);
+}
+
+// The optimized kernel walking down a column strip (TILEKIT_CONV_OPT=strip<N>...): a block
+// computes `steps` vertically adjacent tiles, one after the other. Two windows alternate in
+// shared memory; while the block computes one tile, the next tile's new rows are in flight
+// (cp.async, waited for at the top of the next step), and its first R - 1 rows, which are the
+// current window's last rows, are copied inside shared memory instead of being read again
+// through L2: the halo rows are read from L2 once per strip instead of once per tile. PU: the
+// rows' padding unit in elements (a vector, or a 32-byte sector: TILEKIT_CONV_OPT=...aligned,
+// so that each row's copies start on a sector and no sector is split between two warp
+// instructions). With steps = 1 the block computes one tile (and uses one window). TC: the
+// tile's width (kConvOptimizedCols, or kConvWideCols: ...-wide, fewer halo columns per row).
+template <class T, int R, int ROWS, bool kVec, int PU, int TC>
+__global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_strip_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x,
+                                                               int steps) {
+  using V = Vec16<T>;
+  using VT = typename V::type;
+  constexpr int CW = V::n, SW = TC + 2 * conv2d_pad_v<T, R, PU>;
+  extern __shared__ __align__(16) unsigned char conv2d_smem[];
+  const int tr = tile_rows, rows = tr + R - 1;
+  T* cur = reinterpret_cast<T*>(conv2d_smem);
+  T* nxt = cur + rows * SW;  // used only when steps > 1 (the plan gives two windows then)
+  const BlockXY b = block_xy(tiles_x);
+  const int j0 = b.x * TC, i_end = int(min((long long)c.h, (long long)(b.y + 1) * steps * tr));
+  int i0 = b.y * steps * tr;
+  conv2d_issue_rows<T, R, TC, kVec, PU>(c, cur, 0, rows, i0, j0);
+  const int nt = blockDim.x * blockDim.y, tid = threadIdx.y * blockDim.x + threadIdx.x;
+  for (; i0 < i_end; i0 += tr) {
+    // This tile's rows are in (every thread's copies), and every thread is done reading the
+    // other window (the previous tile's).
+    copy_async_wait_all();
+    __syncthreads();
+    if (i0 + tr < i_end) {
+      conv2d_issue_rows<T, R, TC, kVec, PU>(c, nxt, R - 1, rows, i0 + tr, j0);
+      if constexpr (R > 1) {
+        const VT* from = reinterpret_cast<const VT*>(cur + tr * SW);
+        VT* to = reinterpret_cast<VT*>(nxt);
+        for (int q = tid; q < (R - 1) * (SW / CW); q += nt) to[q] = from[q];
+      }
+    }
+    conv2d_optimized_tile<T, R, ROWS, kVec, PU, TC>(c, cur, tr, i0, j0);
+    T* t = cur;
+    cur = nxt;
+    nxt = t;
   }
 }
 

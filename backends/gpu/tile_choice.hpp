@@ -72,6 +72,10 @@ struct LaunchPlan {
   int dmma = 0;                    // double gemm optimized on the tensor cores: 884 (mma.sync m8n8k4),
                                    // 16816 (m16n8k16, sm_90); 0: the SIMT kernel
   int sgemm = 0;                   // float gemm optimized: index into kSgemmVariants (0: gemm.cuh's kernel)
+
+  int conv_steps = 0;              // conv2d optimized: tiles a block walks down its column strip
+                                   // (conv2d_strip_kernel); 0: the one-tile kernel
+  int conv_pad_unit = 0;           // ... and its rows' padding unit in elements (vector or sector)
   Occupancy occupancy;             // estimate_occupancy(props, threads, smem, regs_estimate)
   int threads() const { return block_x * block_y; }
 };
@@ -155,6 +159,23 @@ struct ConvTiledChoice {
 constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_copy) {
   return {async_copy && elem_bytes == 8 && r == 5 ? 16 : kConvTiledRowsPerThread};
 }
+// conv2d optimized, TILEKIT_CONV_OPT (a measuring knob, read at every plan):
+//   tile            the one-tile kernel (conv2d_optimized_kernel)
+//   aligned         one tile a block, window rows padded to 32-byte sectors (conv2d_strip_kernel)
+//   strip<N>        a block walks down N tiles of its column strip, keeping the R - 1 halo rows
+//   stripw          as many tiles as make the grid one wave of resident blocks
+//   strip<N|w>-aligned  both
+//   strip<N|w>-wide     both, on a 16 x kConvWideCols tile (the automatic tile only): half the
+//                       halo columns per output
+// The strip kernel is compiled for R <= kConvStripMaxFilter; larger R runs the one-tile kernel.
+struct ConvOptChoice {
+  int steps = 0;       // 0: the one-tile kernel; -1: one wave (the plan works it out)
+  bool aligned = false;
+  bool wide = false;
+};
+ConvOptChoice conv2d_opt_choice();
+inline constexpr int kConvStripMaxFilter = 9;
+inline constexpr int kConvWideCols = 256, kConvWideRows = 16;
 constexpr int conv2d_optimized_pad(int r, int elem_bytes) {
   return (r / 2 + 16 / elem_bytes - 1) / (16 / elem_bytes) * (16 / elem_bytes);
 }

@@ -337,8 +337,8 @@ constexpr const char* kFooter = R"(Environment that changes results or timings:
   KOKKOS_NUM_THREADS     threads of the kokkos backend on OpenMP/Threads (Kokkos' own variable)
   CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES   which GPU the cuda/hip backend uses (device 0 of those listed)
   TILEKIT_OPENMP_SIMD    caps the SIMD level the openmp backend uses (e.g. avx2)
-  TILEKIT_KOKKOS_BLOCK, TILEKIT_KOKKOS_TILED, TILEKIT_CONV_TILED, TILEKIT_DMMA, TILEKIT_SGEMM   kernel-selection
-                         overrides for experiments
+  TILEKIT_KOKKOS_BLOCK, TILEKIT_KOKKOS_TILED, TILEKIT_CONV_TILED, TILEKIT_CONV_OPT, TILEKIT_DMMA, TILEKIT_SGEMM
+                         kernel-selection overrides for experiments
   TILEKIT_KOKKOS_TRANSPOSE, TILEKIT_KOKKOS_CONV, TILEKIT_KOKKOS_CONV_LOAD, TILEKIT_KOKKOS_CONV_FILTER   the same
 Sizes are integers from 1 to 2147483647 in run and compare alike (gemm's --k may be 0); --tile is rejected where the
 variant uses no tile (naive, --peer); naming an operation or backend twice is an error.

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Round 3, conv (issue #15: the cuda backend's optimized conv2d at 8192^2 float >= 90% of the
+# memcpy-equivalent bytes at R = 3 and 5). Run on the device machine from the repository root:
+#   bash bench/device/r3/conv.sh BUILD_DIR OUT_DIR        (about 150 s)
+# Sweeps TILEKIT_CONV_OPT (backends/gpu/tile_choice.hpp) in one build: conformance of cuda
+# conv2d under each option, compute-sanitizer memcheck + racecheck of the strip kernel on two
+# odd shapes, `tilekit compare conv2d` at R = 3 and 5 per option (memcpy peer in the same
+# run), and ncu's L2/DRAM bytes of the best option and of the one-tile kernel at R = 5.
+# Every step has its own timeout; nothing stops the script (no set -e).
+set -uo pipefail
+B=${1:?BUILD_DIR}
+O=${2:?OUT_DIR}
+mkdir -p "$O"
+export PATH=/usr/local/cuda/bin:$PATH
+T=$B/tilekit
+t0=$(date +%s)
+budget=${CONV_BUDGET_S:-145}
+log() { echo "[$(($(date +%s) - t0)) s] $*" | tee -a "$O/summary.txt"; }
+left() { echo $((budget - ($(date +%s) - t0))); }
+step() {  # step NAME SECONDS COMMAND...: output in NAME.txt, status in summary.txt
+  local name=$1 secs=$2 s rc
+  shift 2
+  if [ "$(left)" -lt 3 ]; then
+    log "$name: skipped (time)"
+    return
+  fi
+  [ "$secs" -gt "$(left)" ] && secs=$(left)
+  s=$(date +%s)
+  timeout "$secs" "$@" >"$O/$name.txt" 2>&1
+  rc=$?
+  log "$name: rc=$rc in $(($(date +%s) - s)) s"
+}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv >"$O/gpu.txt" 2>&1
+git log --oneline -1 >"$O/commit.txt" 2>&1
+
+# 1. Conformance of cuda conv2d (optimized; the tiled rows as a control) under each option.
+tests="*Conformance.Conv2d*/cuda_*:*Conformance.RepeatedRuns*/cuda_optimized*:TileChoiceDevices.ConvOptimized*"
+for o in tile aligned strip2 strip8-aligned stripw strip3-wide; do
+  step "tests-$o" 25 env TILEKIT_CONV_OPT=$o "$B/tests/tilekit_tests" --gtest_filter="$tests" --gtest_brief=1
+  grep -E "PASSED|FAILED" "$O/tests-$o.txt" | head -3 >>"$O/summary.txt"
+done
+
+# 2. compare at R = 3 and 5 per option (memcpy peer in each run); JSON beside the table.
+opts=${CONV_OPTS:-"tile aligned strip8 stripw strip8-aligned stripw-aligned stripw-wide"}
+for k in 5 3; do
+  for o in $opts; do
+    step "compare-k$k-$o" 20 env TILEKIT_CONV_OPT=$o "$T" compare conv2d --backends cuda --size 8192 --k $k \
+      --json "$O/compare-k$k-$o.json"
+  done
+done
+# One line per run: the optimized row's GB/s, its share of the memcpy row, the launch it reports.
+python3 - "$O" >"$O/ratios.txt" 2>&1 <<'PY'
+import glob, json, os, sys
+out = sys.argv[1]
+best = {}
+for f in sorted(glob.glob(os.path.join(out, "compare-k*-*.json"))):
+    name = os.path.basename(f)[len("compare-"):-len(".json")]
+    k, opt = name.split("-", 1)
+    try:
+        rows = json.load(open(f))["rows"]
+    except Exception as e:
+        print(name, "unreadable:", e); continue
+    opt_row = next((r for r in rows if r.get("variant") == "optimized" and not r.get("peer")), None)
+    peer = next((r for r in rows if r.get("peer")), None)
+    tiled = next((r for r in rows if r.get("variant") == "tiled" and not r.get("peer")), None)
+    if not opt_row or not peer:
+        print(name, "missing rows"); continue
+    ratio = opt_row["gbps"] / peer["gbps"]
+    print(f"{k} {opt:16s} optimized {opt_row['gbps']:7.1f} GB/s  memcpy {peer['gbps']:7.1f}  {100*ratio:5.1f}%"
+          f"  tiled {100*tiled['gbps']/peer['gbps'] if tiled else 0:5.1f}%  verified={opt_row.get('verified')}"
+          f"  launch: {opt_row.get('launch')}")
+    if k == "k5" and opt != "tile" and opt_row.get("verified") and ratio > best.get("r", 0):
+        best = {"r": ratio, "opt": opt}
+open(os.path.join(out, "best.txt"), "w").write(best.get("opt", "strip8") + "\n")
+PY
+cat "$O/ratios.txt" >>"$O/summary.txt"
+best=$(cat "$O/best.txt" 2>/dev/null || echo strip8)
+
+# 3. compute-sanitizer on the strip kernel (two steps and more, partial tiles): an odd shape
+#    (element path) and a vector shape with a partial strip, float and double.
+san() {  # san TOOL OPT DTYPE M N K
+  step "san-$1-$2-$3-$4x$5-r$6" 30 env TILEKIT_CONV_OPT=$2 compute-sanitizer --tool "$1" --error-exitcode 9 \
+    "$T" run conv2d --backend cuda --variant optimized --dtype "$3" --m "$4" --n "$5" --k "$6" --reps 1
+}
+san memcheck strip2-aligned float 97 89 5
+san memcheck strip2 double 517 132 3
+san memcheck strip3-wide float 300 260 7
+san racecheck strip2-aligned float 97 89 5
+san racecheck strip2 double 517 132 3
+grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$O"/san-*.txt >>"$O/summary.txt" 2>/dev/null
+
+# 4. ncu: L2 and DRAM bytes of one kernel run, the best option against the one-tile kernel.
+for o in "$best" tile; do
+  step "ncu-k5-$o" 40 env TILEKIT_CONV_OPT=$o ncu --clock-control none -k regex:conv2d_ -c 1 \
+    --metrics lts__t_bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
+    "$T" run conv2d --backend cuda --variant optimized --size 8192 --k 5 --reps 1
+done
+log "done"
