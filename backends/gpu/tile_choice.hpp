@@ -72,7 +72,6 @@ struct LaunchPlan {
   int dmma = 0;                    // double gemm optimized on the tensor cores: 884 (mma.sync m8n8k4),
                                    // 16816 (m16n8k16, sm_90); 0: the SIMT kernel
   int sgemm = 0;                   // float gemm optimized: index into kSgemmVariants (0: gemm.cuh's kernel)
-
   int conv_steps = 0;              // conv2d optimized: tiles a block walks down its column strip
                                    // (conv2d_strip_kernel); 0: the one-tile kernel
   int conv_pad_unit = 0;           // ... and its rows' padding unit in elements (vector or sector)
