@@ -91,8 +91,12 @@ for s in "$@"; do
     *)
       if [ -f "bench/device/r3/$s.sh" ]; then
         mkdir -p "$w/$s"
-        case $s in xeon) secs=120 ;; kokkosgpu) secs=90 ;; cputiled) secs=45 ;; *) secs=100 ;; esac
-        stage "$s" "$(lim "${LIMIT:-$secs}")" bash "bench/device/r3/$s.sh" "$A" "$w/$s"
+        # Each helper stage's seconds (R3_<stage>=N overrides), passed to it as its own budget.
+        case $s in xeon) secs=120 ;; kokkosgpu) secs=90 ;; cputiled) secs=45 ;; *) secs=110 ;; esac
+        v=R3_$s
+        secs=$(lim "${!v:-$secs}")
+        stage "$s" "$secs" env SGEMM_BUDGET=$((secs - 5)) CONV_BUDGET_S=$((secs - 5)) KOKKOSGPU_BUDGET=$((secs - 5)) \
+          XEON_BUDGET=$((secs - 5)) bash "bench/device/r3/$s.sh" "$A" "$w/$s"
       else
         log "$s: no such stage"
       fi ;;
