@@ -26,13 +26,16 @@ void transpose_naive(const TransposeArgs<T>& a) {
 // The tiled variant is the portable one (backends/portable/transpose_tiled.hpp), run by
 // backend.cpp over tiles of this shape, on every thread.
 TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t) {
-  // The portable kernel copies the block into scratch and writes it out from there, so its input
-  // and output lines need not stay in L1 together (the direct kernel this replaced took tall 256 x 8
-  // blocks for that, against the L1's 8 ways); the block itself takes half the L1: 64 x 64 floats on
-  // a 32 KiB L1, measured 16.1 ms against 19.5 for 256 x 8 at 4096^2 on 2 Zen 4 cores.
-  int side = 16;
-  while (std::size_t(2 * side) * std::size_t(2 * side) * size_of(t) <= info.l1_bytes / 2) side *= 2;
-  return {side, side, 0};
+  // The tile's output rows are ld_out elements apart: for the power-of-two sizes everyone
+  // benchmarks they all fall into one L1 set, which holds 8 lines (8-way). So the tile is 8
+  // input columns wide: its 8 output rows are the host executor's row group (tile/host.hpp
+  // writes 8 rows at once, column by column), resident while the whole tile writes into them;
+  // and a quarter of the L1 tall: 256 x 8 floats on a 32 KiB L1 (the hand-written kernel this
+  // replaced used the same shape). 64 x 64 tiles, best when the executor wrote row by row, ran
+  // 1.2-2x slower than 256 x 8 with the row groups (NOTES.md, round 3).
+  constexpr int kWays = 8;
+  const int rows = std::max(kWays, int(info.l1_bytes / 4 / (kWays * size_of(t))) / kWays * kWays);
+  return {rows, kWays, 0};
 }
 
 // ---------------------------------------------------------------- optimized
