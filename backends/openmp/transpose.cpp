@@ -26,13 +26,16 @@ void transpose_naive(const TransposeArgs<T>& a) {
 // The tiled variant is the portable one (backends/portable/transpose_tiled.hpp), run by
 // backend.cpp over tiles of this shape, on every thread.
 TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t) {
-  // The portable kernel copies the block into scratch and writes it out from there, so its input
-  // and output lines need not stay in L1 together (the direct kernel this replaced took tall 256 x 8
-  // blocks for that, against the L1's 8 ways); the block itself takes half the L1: 64 x 64 floats on
-  // a 32 KiB L1, measured 16.1 ms against 19.5 for 256 x 8 at 4096^2 on 2 Zen 4 cores.
-  int side = 16;
-  while (std::size_t(2 * side) * std::size_t(2 * side) * size_of(t) <= info.l1_bytes / 2) side *= 2;
-  return {side, side, 0};
+  // The tile's output rows are ld_out elements apart: for the power-of-two sizes everyone
+  // benchmarks they all fall into one L1 set, which holds 8 lines (8-way). So the tile is 8
+  // input columns wide: its 8 output rows, written 4 at a time by the host executor
+  // (tile/host.hpp's row groups), stay resident while the whole tile writes into them; and half
+  // the L1 tall: 512 x 8 floats on a 32 KiB L1. Measured at 4096^2 on 2 Zen 4 cores (NOTES.md,
+  // round 3): 512 x 8 0.8-1.1x the hand-written kernel's time, 256 x 8 0.9-1.2x, 1024 x 8
+  // 1.4-1.8x, 512 x 16 1.0-1.2x; 64 x 64 (best when the executor wrote row by row) 1.2-1.6x.
+  constexpr int kWays = 8;
+  const int rows = std::max(kWays, int(info.l1_bytes / 2 / (kWays * size_of(t))) / kWays * kWays);
+  return {rows, kWays, 0};
 }
 
 // ---------------------------------------------------------------- optimized

@@ -55,10 +55,11 @@ struct GemmTiled {
           T s[kRows];
           TILEKIT_TILE_UNROLL
           for (int i = 0; i < kRows; ++i) s[i] = acc(l, i);
+          const auto ar = as.rows_from(l.y * kRows);  // this lane's rows of A's block
           for (int kk = 0; kk < kS; ++kk) {
             const T bv = bs(kk, l.x);
             TILEKIT_TILE_UNROLL
-            for (int i = 0; i < kRows; ++i) s[i] += as(l.y * kRows + i, kk) * bv;
+            for (int i = 0; i < kRows; ++i) s[i] += ar(i, kk) * bv;
           }
           TILEKIT_TILE_UNROLL
           for (int i = 0; i < kRows; ++i) acc(l, i) = s[i];

@@ -1,4 +1,5 @@
-# The tiled variants before (hand-written per backend, commit 679a6d4) and after (the portable kernels on the tile layer, commit ddb4290), in one run on this machine: 2-core AMD EPYC (CPU family 25, Zen 4), 2026-11-23, load average < 1.
+# The tiled variants before (hand-written per backend, commit 679a6d4) and after (the portable kernels on the tile layer, round 3: commit 87246f0, branch r3-cputiled), in one run on this machine: 2-core AMD EPYC (CPU family 25, Zen 4, 32 KiB L1d, 1 MiB L2), 2026-11-23 18:14-18:16 UTC, load average 1.4-2.1 (other helpers' builds; started after 2 s under 15% busy); medians of 5 alternating rounds.
 # before: git archive 679a6d4, cmake -DCMAKE_BUILD_TYPE=Release -DTILEKIT_ENABLE_CUDA=OFF -DTILEKIT_ENABLE_HIP=OFF (serial, openmp, Debian's Kokkos 3.4 Serial), ninja tilekit_cli
 # after:  the same configuration of this commit
-bash bench/tiled_before_after.sh BEFORE/tilekit AFTER/tilekit serial,openmp,kokkos 3 -- "gemm --size 1024" "transpose --size 4096" "conv2d --size 2048 --k 5"
+# Round 2's table (commit ddb4290) had serial gemm 1.42x, openmp gemm 1.65x, openmp transpose 1.18x: backends/openmp/NOTES.md (round 3) says what changed.
+bash bench/tiled_before_after.sh BEFORE/tilekit AFTER/tilekit serial,openmp,kokkos 5 -- "gemm --size 1024" "transpose --size 4096" "conv2d --size 2048 --k 5"

@@ -177,6 +177,10 @@ struct CheckedView {
     ck->index(r, c, rows, cols);
     return {ck, data + r * ld() + c};
   }
+  CheckedView rows_from(int r0) const {
+    ck->index(r0, 0, rows, cols);
+    return {data + r0 * ld(), rows - r0, cols, ld_, ck};
+  }
 };
 
 class CheckedTile {

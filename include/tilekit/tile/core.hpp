@@ -115,6 +115,9 @@ struct ScratchView {
   TILEKIT_TILE_FN constexpr int ld() const { return kLd > 0 ? kLd : ld_; }
   TILEKIT_TILE_FN T& operator()(int r, int c) const { return data[r * ld() + c]; }
   TILEKIT_TILE_FN T* row(int r) const { return data + r * ld(); }
+  // Rows r0.. as an array of their own: a lane that works on a block of rows addresses them
+  // from one base, which CPU compilers fold into immediate offsets.
+  TILEKIT_TILE_FN ScratchView rows_from(int r0) const { return {data + r0 * ld(), rows - r0, cols, ld_}; }
 };
 
 // A matrix in the backend's memory (what tilekit::Matrix<T>::data() points to), with its
