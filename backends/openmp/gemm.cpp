@@ -277,6 +277,7 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
   if (g.k == 0) return scale_c(g);
   if (env_is("TILEKIT_OMP_GEMM", "grid")) return gemm_optimized_grid(g, t, l3_bytes);
   const bool steal = !env_is("TILEKIT_OMP_GEMM_STEAL", "0");
+  const bool scalar_a = env_is("TILEKIT_OMP_GEMM_PACKA", "scalar");
   const simd::MicroTile mt = simd::gemm_micro_tile(dtype_of<T>());
   const index_t mr = index_t(mt.mr), nr = index_t(mt.nr);
   const index_t panels_m = ceil_div(g.m, mr), panels_n = ceil_div(g.n, nr);
@@ -326,7 +327,7 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
           T* const ap = buffers + std::size_t(step % 2) * a_elems;
           T* const bp = buffers + 2 * a_elems + std::size_t(step % 2) * b_elems;
           simd::gemm_pack_a_panel(
-              g, simd::GemmPanel{pc, kb, ic, mb, plan.pm * id / threads, plan.pm * (id + 1) / threads}, ap);
+              g, simd::GemmPanel{pc, kb, ic, mb, plan.pm * id / threads, plan.pm * (id + 1) / threads, scalar_a}, ap);
           lap(kPackA);
           simd::gemm_pack_panel(g, simd::GemmPanel{pc, kb, jc, nb, plan.pn * id / threads, plan.pn * (id + 1) / threads},
                                 bp);

@@ -52,6 +52,7 @@ MicroTile gemm_micro_tile(DType t);
 struct GemmPanel {
   index_t pc, kb, jc, nb;
   index_t p0, p1;
+  bool scalar = false;  // A panels: element copies instead of in-register transposes (to compare)
 };
 struct GemmStep {
   index_t m0, m1, n0, n1;
