@@ -289,7 +289,10 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
   // Blocks of C whose panels (each double-buffered) take at most half the L3 together.
   const index_t cap = std::max<index_t>(index_t(l3_bytes / 8 / (std::size_t(kc) * sizeof(T))), 8 * std::max(mr, nr));
   const index_t mc3 = even_block(g.m, cap, mr), nc3 = even_block(g.n, cap, nr);
-  const std::size_t a_elems = std::size_t(mc3 * kc), b_elems = std::size_t(nc3 * kc);
+  // The B panels start on a 64-byte line (the micro-kernel and PackB use aligned vectors): the
+  // A panels before them are rounded up to whole lines (kc may be odd with an explicit tile).
+  constexpr std::size_t line = 64 / sizeof(T);
+  const std::size_t a_elems = (std::size_t(mc3 * kc) + line - 1) / line * line, b_elems = std::size_t(nc3 * kc);
   const std::size_t bytes = 2 * (a_elems + b_elems) * sizeof(T);
   T* const buffers = static_cast<T*>(tls_b_panels.get(bytes));
   if (!buffers) throw Error(fmt::format("backend 'openmp': cannot allocate {} bytes for the packed panels", bytes));
