@@ -225,7 +225,7 @@ struct BlockPlan {
     const index_t ch = u / x.pieces, pi = u % x.pieces, rows = x.r1 - x.r0, cols = x.c1 - x.c0;
     const index_t r0 = x.r0 + rows * pi / x.pieces, r1 = x.r0 + rows * (pi + 1) / x.pieces;
     const index_t c0 = x.c0 + cols * ch / x.chunks, c1 = x.c0 + cols * (ch + 1) / x.chunks;
-    return {ic + r0 * mr, std::min(m, ic + r1 * mr), jc + c0 * nr, std::min(n, jc + c1 * nr), ic, jc, pc, kb};
+    return {ic + r0 * mr, std::min(m, ic + r1 * mr), jc + c0 * nr, std::min(n, jc + c1 * nr), ic, jc, pc, kb, true};
   }
 };
 
@@ -278,6 +278,7 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
   if (env_is("TILEKIT_OMP_GEMM", "grid")) return gemm_optimized_grid(g, t, l3_bytes);
   const bool steal = !env_is("TILEKIT_OMP_GEMM_STEAL", "0");
   const bool scalar_a = env_is("TILEKIT_OMP_GEMM_PACKA", "scalar");
+  const bool prefetch_a = !env_is("TILEKIT_OMP_GEMM_APREFETCH", "0");
   const simd::MicroTile mt = simd::gemm_micro_tile(dtype_of<T>());
   const index_t mr = index_t(mt.mr), nr = index_t(mt.nr);
   const index_t panels_m = ceil_div(g.m, mr), panels_n = ceil_div(g.n, nr);
@@ -344,7 +345,9 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
             const int v = (id + d) % threads;
             const index_t units = plan.units(v);
             for (index_t u; claim(now[v].next, units, u);) {
-              simd::gemm_compute_block(g, plan.unit(v, u, pc, kb, g.m, g.n), ap, bp);
+              simd::GemmBlock block = plan.unit(v, u, pc, kb, g.m, g.n);
+              block.prefetch_a = prefetch_a;
+              simd::gemm_compute_block(g, block, ap, bp);
               if (profile && d > 0) ++prof[std::size_t(id)].stolen_units;
             }
             lap(d == 0 ? kOwn : kOthers);

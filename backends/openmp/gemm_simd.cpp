@@ -243,7 +243,7 @@ void ComputeBlockT(const GemmArgs<T>& g, const GemmBlock& s, const T* a_panel, c
   const std::size_t lines = kMR * kb * sizeof(T) / 64;
   for (index_t i = s.m0; i < s.m1; i += index_t(kMR)) {
     const T* ap = a_panel + std::size_t(i - s.ic) * kb;
-    const char* next = i + index_t(kMR) < s.m1 ? reinterpret_cast<const char*>(ap + kMR * kb) : nullptr;
+    const char* next = s.prefetch_a && i + index_t(kMR) < s.m1 ? reinterpret_cast<const char*>(ap + kMR * kb) : nullptr;
     const std::size_t mv = std::min(kMR, std::size_t(s.m1 - i));
     std::size_t call = 0;
     for (index_t j = s.n0; j < s.n1; j += index_t(kNR), ++call) {
