@@ -6,11 +6,13 @@
 //   tilekit_openmp_gemm_bench N REPS VARIANT...
 //
 // VARIANT: new (the default driver), prof (new with TILEKIT_OMP_GEMM_PROFILE=1: where each
-// thread's time went, on stderr, per call), nosteal (TILEKIT_OMP_GEMM_STEAL=0), grid (the round-1
+// thread's time went, on stderr, per call), scalarpack (TILEKIT_OMP_GEMM_PACKA=scalar), nopf
+// (TILEKIT_OMP_GEMM_APREFETCH=0: no prefetch of the next A micro-panel), nosteal (TILEKIT_OMP_GEMM_STEAL=0), grid (the round-1
 // driver, TILEKIT_OMP_GEMM=grid), peer (OpenBLAS), each optionally followed by @RxC (a forced
 // thread grid) and/or :ROWS,COLS,DEPTH (an explicit tile). Threads: OMP_NUM_THREADS.
 // Each variant is checked on 64 sampled elements of C against a double-precision dot product
-// (bound: 4 K eps sum |a b|), then timed REPS times after a warm-up; prints one JSON line per
+// (bound: 4 K eps sum |a b|; that first run is also the warm-up: workspaces, thread pools), then
+// timed REPS times, the variants alternating; prints one JSON line per
 // variant (median and best GFLOP/s, all times) and exits 1 if any check failed.
 #include <omp.h>
 
@@ -52,6 +54,10 @@ void set_env(const Variant& v) {
   unsetenv("TILEKIT_OMP_GEMM_STEAL");
   unsetenv("TILEKIT_OMP_GEMM_GRID");
   unsetenv("TILEKIT_OMP_GEMM_PROFILE");
+  unsetenv("TILEKIT_OMP_GEMM_PACKA");
+  if (v.kind == "scalarpack") setenv("TILEKIT_OMP_GEMM_PACKA", "scalar", 1);
+  unsetenv("TILEKIT_OMP_GEMM_APREFETCH");
+  if (v.kind == "nopf") setenv("TILEKIT_OMP_GEMM_APREFETCH", "0", 1);
   if (v.kind == "prof") setenv("TILEKIT_OMP_GEMM_PROFILE", "1", 1);
   if (v.kind == "grid") setenv("TILEKIT_OMP_GEMM", "grid", 1);
   if (v.kind == "nosteal") setenv("TILEKIT_OMP_GEMM_STEAL", "0", 1);
@@ -123,7 +129,6 @@ int main(int argc, char** argv) {
   }
 
   std::vector<std::vector<double>> times(variants.size());
-  for (const Variant& v : variants) seconds(v);  // warm-up: workspaces, thread pools
   for (int r = 0; r < reps; ++r)
     for (std::size_t vi = 0; vi < variants.size(); ++vi) times[vi].push_back(seconds(variants[vi]));
 

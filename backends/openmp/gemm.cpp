@@ -225,7 +225,7 @@ struct BlockPlan {
     const index_t ch = u / x.pieces, pi = u % x.pieces, rows = x.r1 - x.r0, cols = x.c1 - x.c0;
     const index_t r0 = x.r0 + rows * pi / x.pieces, r1 = x.r0 + rows * (pi + 1) / x.pieces;
     const index_t c0 = x.c0 + cols * ch / x.chunks, c1 = x.c0 + cols * (ch + 1) / x.chunks;
-    return {ic + r0 * mr, std::min(m, ic + r1 * mr), jc + c0 * nr, std::min(n, jc + c1 * nr), ic, jc, pc, kb};
+    return {ic + r0 * mr, std::min(m, ic + r1 * mr), jc + c0 * nr, std::min(n, jc + c1 * nr), ic, jc, pc, kb, true};
   }
 };
 
@@ -277,6 +277,8 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
   if (g.k == 0) return scale_c(g);
   if (env_is("TILEKIT_OMP_GEMM", "grid")) return gemm_optimized_grid(g, t, l3_bytes);
   const bool steal = !env_is("TILEKIT_OMP_GEMM_STEAL", "0");
+  const bool scalar_a = env_is("TILEKIT_OMP_GEMM_PACKA", "scalar");
+  const bool prefetch_a = !env_is("TILEKIT_OMP_GEMM_APREFETCH", "0");
   const simd::MicroTile mt = simd::gemm_micro_tile(dtype_of<T>());
   const index_t mr = index_t(mt.mr), nr = index_t(mt.nr);
   const index_t panels_m = ceil_div(g.m, mr), panels_n = ceil_div(g.n, nr);
@@ -288,7 +290,10 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
   // Blocks of C whose panels (each double-buffered) take at most half the L3 together.
   const index_t cap = std::max<index_t>(index_t(l3_bytes / 8 / (std::size_t(kc) * sizeof(T))), 8 * std::max(mr, nr));
   const index_t mc3 = even_block(g.m, cap, mr), nc3 = even_block(g.n, cap, nr);
-  const std::size_t a_elems = std::size_t(mc3 * kc), b_elems = std::size_t(nc3 * kc);
+  // The B panels start on a 64-byte line (the micro-kernel and PackB use aligned vectors): the
+  // A panels before them are rounded up to whole lines (kc may be odd with an explicit tile).
+  constexpr std::size_t line = 64 / sizeof(T);
+  const std::size_t a_elems = (std::size_t(mc3 * kc) + line - 1) / line * line, b_elems = std::size_t(nc3 * kc);
   const std::size_t bytes = 2 * (a_elems + b_elems) * sizeof(T);
   T* const buffers = static_cast<T*>(tls_b_panels.get(bytes));
   if (!buffers) throw Error(fmt::format("backend 'openmp': cannot allocate {} bytes for the packed panels", bytes));
@@ -326,7 +331,7 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
           T* const ap = buffers + std::size_t(step % 2) * a_elems;
           T* const bp = buffers + 2 * a_elems + std::size_t(step % 2) * b_elems;
           simd::gemm_pack_a_panel(
-              g, simd::GemmPanel{pc, kb, ic, mb, plan.pm * id / threads, plan.pm * (id + 1) / threads}, ap);
+              g, simd::GemmPanel{pc, kb, ic, mb, plan.pm * id / threads, plan.pm * (id + 1) / threads, scalar_a}, ap);
           lap(kPackA);
           simd::gemm_pack_panel(g, simd::GemmPanel{pc, kb, jc, nb, plan.pn * id / threads, plan.pn * (id + 1) / threads},
                                 bp);
@@ -340,7 +345,9 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
             const int v = (id + d) % threads;
             const index_t units = plan.units(v);
             for (index_t u; claim(now[v].next, units, u);) {
-              simd::gemm_compute_block(g, plan.unit(v, u, pc, kb, g.m, g.n), ap, bp);
+              simd::GemmBlock block = plan.unit(v, u, pc, kb, g.m, g.n);
+              block.prefetch_a = prefetch_a;
+              simd::gemm_compute_block(g, block, ap, bp);
               if (profile && d > 0) ++prof[std::size_t(id)].stolen_units;
             }
             lap(d == 0 ? kOwn : kOthers);

@@ -29,6 +29,7 @@
 #include <string>
 
 #include "simd.hpp"
+#include "transpose_square-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace tilekit::openmp::simd {
@@ -105,21 +106,45 @@ HWY_INLINE void MicroKernel(std::size_t kc, const T* HWY_RESTRICT ap, const T* H
 
 // A block rows [0, mb) x depth [0, kb) into micro-panels of MR rows: for each step p, the MR
 // values A[i][p] are adjacent. Rows past mb are zeros, so edge panels need no special kernel.
+// Where a micro-panel's rows fit one vector (MR <= lanes: AVX-512 and AVX2 floats), squares of
+// lanes x lanes are transposed in registers (rows past MR zero), and each column is stored as a
+// whole vector: its lanes past MR land in the next column's slots, which that column's store
+// then overwrites, so only the micro-panel's last column (which would write past the panel,
+// perhaps into another thread's) is left to the element loop. `scalar` forces that loop
+// everywhere (TILEKIT_OMP_GEMM_PACKA=scalar, to compare).
 template <class T>
-void PackA(const T* a, std::size_t lda, std::size_t mb, std::size_t kb, T* HWY_RESTRICT dst) {
-  constexpr std::size_t kLine = 64 / sizeof(T), kAhead = 2;
+void PackA(const T* a, std::size_t lda, std::size_t mb, std::size_t kb, T* HWY_RESTRICT dst, bool scalar) {
+  constexpr std::size_t kLine = 64 / sizeof(T), kAhead = 2, L = Lanes<T>();
   for (std::size_t ir = 0; ir < mb; ir += kMR, dst += kMR * kb) {
     const std::size_t rows = std::min(kMR, mb - ir);
+    const T* src = a + ir * lda;
+    std::size_t p0 = 0;
+    if constexpr (kMR <= L && L > 1) {
+      if (!scalar) {
+        const hn::ScalableTag<T> d;
+        using V = hn::Vec<decltype(d)>;
+        // The next micro-panel's rows are short runs the hardware prefetcher meets cold: fetch
+        // the line of each at this square's columns, one micro-panel ahead.
+        const std::size_t ahead = ir + kMR < mb ? std::min(kMR, mb - ir - kMR) : 0;
+        for (; p0 + L < kb; p0 += L) {
+          for (std::size_t i = 0; i < ahead; ++i) hwy::Prefetch(src + (kMR + i) * lda + p0);
+          V r[L];
+          for (std::size_t i = 0; i < L; ++i) r[i] = i < rows ? hn::LoadU(d, src + i * lda + p0) : hn::Zero(d);
+          TransposeSquare(d, r);
+          for (std::size_t q = 0; q < L; ++q) hn::StoreU(r[q], d, dst + (p0 + q) * kMR);
+        }
+      }
+    }
     for (std::size_t i = 0; i < rows; ++i) {
-      const T* src = a + (ir + i) * lda;
+      const T* row = src + i * lda;
       // Each row is a short run (kb elements) the hardware prefetcher meets cold; fetch the
       // row two ahead while this one is copied, so its misses overlap this row's work.
-      if (ir + i + kAhead < mb)
-        for (std::size_t p = 0; p < kb; p += kLine) hwy::Prefetch(src + kAhead * lda + p);
-      for (std::size_t p = 0; p < kb; ++p) dst[p * kMR + i] = src[p];
+      if (p0 == 0 && ir + i + kAhead < mb)
+        for (std::size_t p = 0; p < kb; p += kLine) hwy::Prefetch(row + kAhead * lda + p);
+      for (std::size_t p = p0; p < kb; ++p) dst[p * kMR + i] = row[p];
     }
     for (std::size_t i = rows; i < kMR; ++i)
-      for (std::size_t p = 0; p < kb; ++p) dst[p * kMR + i] = T(0);
+      for (std::size_t p = p0; p < kb; ++p) dst[p * kMR + i] = T(0);
   }
 }
 
@@ -178,7 +203,7 @@ void ComputeStepT(const GemmArgs<T>& g, const GemmStep& s, const T* panel) {
   for (index_t ic = s.m0; ic < s.m1; ic += mc) {
     // The A block (mb x kb, L2): packed once, then read for every chunk of the panel.
     const std::size_t mb = std::size_t(std::min(mc, s.m1 - ic));
-    PackA(g.a + ic * g.lda + s.pc, std::size_t(g.lda), mb, kb, ap);
+    PackA(g.a + ic * g.lda + s.pc, std::size_t(g.lda), mb, kb, ap, true);  // as in round 1
     for (index_t jc = s.n0; jc < s.n1; jc += nc) {
       // A kb x nc chunk of the panel stays in L2 while every A micro-panel passes over it;
       // ir outer, jr inner: one A micro-panel stays in L1 across the chunk.
@@ -201,7 +226,8 @@ template <class T>
 void PackAPanelT(const GemmArgs<T>& g, const GemmPanel& s, T* panel) {
   const std::size_t kb = std::size_t(s.kb), mb = std::size_t(s.nb);
   const std::size_t r0 = std::size_t(s.p0) * kMR, r1 = std::min(mb, std::size_t(s.p1) * kMR);
-  if (r0 < r1) PackA(g.a + (s.jc + index_t(r0)) * g.lda + s.pc, std::size_t(g.lda), r1 - r0, kb, panel + r0 * kb);
+  if (r0 < r1)
+    PackA(g.a + (s.jc + index_t(r0)) * g.lda + s.pc, std::size_t(g.lda), r1 - r0, kb, panel + r0 * kb, s.scalar);
 }
 
 // One unit of the shared-panel driver: C rows [m0, m1) x columns [n0, n1) from the packed A panel
@@ -217,7 +243,7 @@ void ComputeBlockT(const GemmArgs<T>& g, const GemmBlock& s, const T* a_panel, c
   const std::size_t lines = kMR * kb * sizeof(T) / 64;
   for (index_t i = s.m0; i < s.m1; i += index_t(kMR)) {
     const T* ap = a_panel + std::size_t(i - s.ic) * kb;
-    const char* next = i + index_t(kMR) < s.m1 ? reinterpret_cast<const char*>(ap + kMR * kb) : nullptr;
+    const char* next = s.prefetch_a && i + index_t(kMR) < s.m1 ? reinterpret_cast<const char*>(ap + kMR * kb) : nullptr;
     const std::size_t mv = std::min(kMR, std::size_t(s.m1 - i));
     std::size_t call = 0;
     for (index_t j = s.n0; j < s.n1; j += index_t(kNR), ++call) {

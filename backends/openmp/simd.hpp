@@ -52,6 +52,7 @@ MicroTile gemm_micro_tile(DType t);
 struct GemmPanel {
   index_t pc, kb, jc, nb;
   index_t p0, p1;
+  bool scalar = false;  // A panels: element copies instead of in-register transposes (to compare)
 };
 struct GemmStep {
   index_t m0, m1, n0, n1;
@@ -67,6 +68,7 @@ struct GemmBlock {
   index_t m0, m1, n0, n1;  // C rows and columns, on micro-panel boundaries of the panels
   index_t ic, jc;          // the panels' first row (A) and column (B)
   index_t pc, kb;          // the depth of this K step
+  bool prefetch_a = true;  // fetch the next A micro-panel into L2 during this one's sweep
 };
 void gemm_pack_a_panel(const GemmArgs<float>& g, const GemmPanel& s, void* panel);
 void gemm_pack_a_panel(const GemmArgs<double>& g, const GemmPanel& s, void* panel);

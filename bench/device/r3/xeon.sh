@@ -72,7 +72,7 @@ for n in ${XEON_SIZES:-2048 4096}; do  # (the overrides are for trying the scrip
   for t in ${XEON_THREADS:-1 2 4 8 16}; do
     reps=5
     [[ $n == 4096 && $t -le 2 ]] && reps=3
-    OMP_NUM_THREADS=$t step scaling.jsonl 30 "$bench" "$n" "$reps" new grid peer
+    OMP_NUM_THREADS=$t step scaling.jsonl 30 "$bench" "$n" "$reps" new nopf grid peer
     [[ -n $py ]] && OPENBLAS_NUM_THREADS=$t OMP_NUM_THREADS=$t MKL_NUM_THREADS=$t \
       step scaling.jsonl 20 "$py" "$out/numpy_time.py" "$n" "$t" "$reps"
   done
@@ -87,9 +87,9 @@ done
 # 4. 16-thread alternatives (in one process per size, alternating): no stealing, other grids,
 #    other block sizes (ROWS = rows per unit, COLS = the L2 chunk of B, DEPTH = kc).
 vt=${XEON_VTHREADS:-16} v1=${XEON_V1:-2048} v2=${XEON_V2:-4096}
-OMP_NUM_THREADS=$vt step variants.jsonl 25 "$bench" "$v1" 7 new prof nosteal new@4x4 new@2x8 new@1x16 new@8x2 \
+OMP_NUM_THREADS=$vt step variants.jsonl 25 "$bench" "$v1" 7 new prof scalarpack nopf nosteal new@4x4 new@2x8 new@1x16 new@8x2 \
   new:256,672,384 new:518,448,256 new:256,1024,384 new:256,672,512 peer
-OMP_NUM_THREADS=$vt step variants.jsonl 25 "$bench" "$v2" 5 new prof nosteal new@4x4 new@1x16 new@2x8 new:518,448,256 peer
+OMP_NUM_THREADS=$vt step variants.jsonl 25 "$bench" "$v2" 5 new prof nopf nosteal new@4x4 new@1x16 new@2x8 new:518,448,256 peer
 
 # 5. The optimized transpose at 8192^2 against memcpy (16 threads, then 1-thread memcpy).
 step transpose.txt 20 "$build/tilekit" run transpose --backend openmp --variant optimized --size ${XEON_TSIZE:-8192} --json
@@ -109,15 +109,16 @@ for line in open(sys.argv[1]):
     rows[(r["n"], r["threads"], r["variant"])] = r
 for n in sorted({k[0] for k in rows}):
     print(f"\nSGEMM N = {n} (float32); efficiency = (GFLOP/s(t) / t) / GFLOP/s(1)")
-    print(f"{'threads':>7} {'new':>8} {'eff':>5} {'grid':>8} {'eff':>5} {'OpenBLAS':>9} {'numpy':>8} {'new/numpy':>9} {'new/OpenBLAS':>12} {'check':>6}")
-    base = {v: rows.get((n, 1, v), {}).get("gflops", 0) for v in ("new", "grid")}
+    ours = ("new", "nopf", "grid")
+    print(f"{'threads':>7}" + "".join(f" {v:>8} {'eff':>5}" for v in ours) + f" {'OpenBLAS':>9} {'numpy':>8} {'new/numpy':>9} {'new/OpenBLAS':>12}  check")
+    base = {v: rows.get((n, 1, v), {}).get("gflops", 0) for v in ours}
     for t in sorted({k[1] for k in rows if k[0] == n}):
-        g = {v: rows.get((n, t, v), {}).get("gflops", 0) for v in ("new", "grid", "peer", "numpy")}
-        eff = {v: (g[v] / t / base[v] if base[v] else 0) for v in ("new", "grid")}
+        g = {v: rows.get((n, t, v), {}).get("gflops", 0) for v in ours + ("peer", "numpy")}
+        eff = {v: (g[v] / t / base[v] if base[v] else 0) for v in ours}
         pct = lambda a, b: f"{100 * a / b:.0f}%" if b else "-"
-        chk = "/".join(rows.get((n, t, v), {}).get("check", "-") for v in ("new", "grid", "peer"))
-        print(f"{t:>7} {g['new']:>8.1f} {100 * eff['new']:>4.0f}% {g['grid']:>8.1f} {100 * eff['grid']:>4.0f}% {g['peer']:>9.1f} "
-              f"{g['numpy']:>8.1f} {pct(g['new'], g['numpy']):>9} {pct(g['new'], g['peer']):>12} {chk:>6}")
+        chk = "/".join(rows.get((n, t, v), {}).get("check", "-") for v in ours + ("peer",))
+        print(f"{t:>7}" + "".join(f" {g[v]:>8.1f} {100 * eff[v]:>4.0f}%" for v in ours) + f" {g['peer']:>9.1f} "
+              f"{g['numpy']:>8.1f} {pct(g['new'], g['numpy']):>9} {pct(g['new'], g['peer']):>12}  {chk}")
 PY
   cat "$out/scaling.txt"
 fi
