@@ -9,7 +9,7 @@
 # Stages:
 #   probe      bench/device/probes/gemm_tiled_probe.cu: the tile layer's tiled gemm against the
 #              hand-written one, one difference at a time; plain, under ncu, SASS counts
-#   before     build .final/before (the tree before the tile layer) beside it
+#   before     (with build) the tree before the tile layer, .final/before, built beside it at once
 #   tiled      tiled before/after table (bench/tiled_before_after.sh), cuda and kokkos
 #   roofline   bench/device/roofline.sh (ceilings, compare --plot, ncu traffic table)
 #   sanitize   compute-sanitizer's four tools over the tiled kernels
@@ -57,12 +57,16 @@ for s in "$@"; do
   lim() { echo $(($1 < left ? $1 : left)); }
   case $s in
     build)
+      if [[ " $* " == *" before "* ]]; then  # both trees at once (16 cores), the before tree's log apart
+        ln -sfn "$root/.device" .final/before/.device
+        (cd .final/before && bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF "${kk[@]}") >"$w/before.log" 2>&1 &
+      fi
       stage build "$(lim 240)" bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=ON "${kk[@]}"
+      wait
       tail -5 "$w/build.log" >>"$w/summary.txt"
       "$A/tilekit" info >"$w/info.txt" 2>&1 ;;
-    before)
-      ln -sfn "$root/.device" .final/before/.device
-      stage before "$(lim 200)" bash -c "cd .final/before && bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF ${kk[*]}" ;;
+    before)  # built beside build-device by the build stage
+      log "before: $(ls "$B/tilekit" 2>&1)" ;;
     probe)
       mkdir -p "$w/probe"
       stage probe "$(lim 100)" bash -c "
@@ -77,16 +81,19 @@ for s in "$@"; do
       rm -f "$w/probe/gemm_tiled_probe"
       cat "$w/probe/times.txt" >>"$w/summary.txt" 2>/dev/null ;;
     tiled)
-      stage tiled "$(lim 150)" bash bench/tiled_before_after.sh "$B/tilekit" "$A/tilekit" cuda,kokkos 3 -- \
+      stage tiled "$(lim 150)" bash bench/tiled_before_after.sh "$B/tilekit" "$A/tilekit" cuda,kokkos "${ROUNDS:-2}" -- \
         "gemm --size 4096" "transpose --size 8192" "conv2d --size 8192 --k 5" "conv2d --size 8192 --k 3"
       cat "$w/tiled.log" >>"$w/summary.txt" ;;
     roofline)
       stage roofline "$(lim 240)" env TILEKIT_BACKENDS=cuda,kokkos bash bench/device/roofline.sh "$A" "$w/roofline"
       grep -E "^compare|^(cuda|kokkos) " "$w/roofline/h200-roofline.txt" >>"$w/summary.txt" 2>/dev/null ;;
     sanitize)
-      stage sanitize "$(lim 150)" bash -c "for tool in memcheck racecheck synccheck initcheck; do
-        compute-sanitizer --tool \$tool --error-exitcode 9 $A/tests/tilekit_tests --gtest_filter='*cuda_tiled*:*kokkos_tiled*' --gtest_brief=1 2>&1 | tail -3
-        echo \"\$tool: exit \${PIPESTATUS[0]}\"; done"
+      # The tile layer's kernels (its tests, the tiled variants' conformance cases), each tool once.
+      stage sanitize "$(lim 90)" bash -c "for tool in memcheck racecheck synccheck initcheck; do
+        compute-sanitizer --tool \$tool --error-exitcode 9 $A/tests/tilekit_tile_tests_cuda --gtest_brief=1 2>&1 | tail -2
+        echo \"\$tool tile tests: exit \${PIPESTATUS[0]}\"
+        compute-sanitizer --tool \$tool --error-exitcode 9 $A/tests/tilekit_tests --gtest_filter='*cuda_tiled_float*' --gtest_brief=1 2>&1 | tail -2
+        echo \"\$tool cuda tiled conformance: exit \${PIPESTATUS[0]}\"; done"
       grep -E "exit|ERROR SUMMARY" "$w/sanitize.log" >>"$w/summary.txt" ;;
     *)
       if [ -f "bench/device/r3/$s.sh" ]; then
