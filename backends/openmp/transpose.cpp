@@ -29,12 +29,14 @@ TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t) {
   // The tile's output rows are ld_out elements apart: for the power-of-two sizes everyone
   // benchmarks they all fall into one L1 set, which holds 8 lines (8-way). So the tile is 8
   // input columns wide: its 8 output rows, written 4 at a time by the host executor
-  // (tile/host.hpp's row groups), stay resident while the whole tile writes into them; and half
-  // the L1 tall: 512 x 8 floats on a 32 KiB L1. Measured at 4096^2 on 2 Zen 4 cores (NOTES.md,
-  // round 3): 512 x 8 0.8-1.1x the hand-written kernel's time, 256 x 8 0.9-1.2x, 1024 x 8
-  // 1.4-1.8x, 512 x 16 1.0-1.2x; 64 x 64 (best when the executor wrote row by row) 1.2-1.6x.
+  // (tile/host.hpp's row groups), stay resident while the whole tile writes into them; and a
+  // quarter of the L1 tall: 256 x 8 floats on a 32 KiB L1 (the hand-written kernel this replaced
+  // used the same shape). Measured on 2 Zen 4 cores against that kernel (NOTES.md, round 3):
+  // 256 x 8 0.9-1.15x its time at 4096^2 and 1.09-1.16x at 8192^2; 512 x 8 0.8-1.1x at 4096^2
+  // but 1.85x at 8192^2; 16 columns 1.4-2x; 64 x 64 (best when the executor wrote row by row)
+  // 1.2-1.6x.
   constexpr int kWays = 8;
-  const int rows = std::max(kWays, int(info.l1_bytes / 2 / (kWays * size_of(t))) / kWays * kWays);
+  const int rows = std::max(kWays, int(info.l1_bytes / 4 / (kWays * size_of(t))) / kWays * kWays);
   return {rows, kWays, 0};
 }
 
