@@ -133,13 +133,14 @@ for line in open(sys.argv[1]):
         continue
     r = json.loads(line)
     rows[(r["n"], r["threads"], r["variant"])] = r
-for n in sorted({k[0] for k in rows}):
-    print(f"\nSGEMM N = {n} (float32); efficiency = (GFLOP/s(t) / t) / GFLOP/s(1)")
+for key, what in (("gflops", "median"), ("gflops_best", "best run")):
+  for n in sorted({k[0] for k in rows}):
+    print(f"\nSGEMM N = {n} (float32), {what} of each; efficiency = (GFLOP/s(t) / t) / GFLOP/s(1)")
     ours = ("new", "grid")
     print(f"{'threads':>7}" + "".join(f" {v:>8} {'eff':>5}" for v in ours) + f" {'OpenBLAS':>9} {'numpy':>8} {'new/numpy':>9} {'new/OpenBLAS':>12}  check")
-    base = {v: rows.get((n, 1, v), {}).get("gflops", 0) for v in ours}
+    base = {v: rows.get((n, 1, v), {}).get(key, 0) for v in ours}
     for t in sorted({k[1] for k in rows if k[0] == n}):
-        g = {v: rows.get((n, t, v), {}).get("gflops", 0) for v in ours + ("peer", "numpy")}
+        g = {v: rows.get((n, t, v), {}).get(key, 0) for v in ours + ("peer", "numpy")}
         eff = {v: (g[v] / t / base[v] if base[v] else 0) for v in ours}
         pct = lambda a, b: f"{100 * a / b:.0f}%" if b else "-"
         chk = "/".join(rows.get((n, t, v), {}).get("check", "-") for v in ours + ("peer",))
