@@ -62,7 +62,7 @@ void set_env(const Variant& v) {
   if (v.kind == "staticpack") setenv("TILEKIT_OMP_GEMM_PACK", "static", 1);
   if (v.kind == "nopf") setenv("TILEKIT_OMP_GEMM_APREFETCH", "0", 1);
   if (v.kind == "prof") setenv("TILEKIT_OMP_GEMM_PROFILE", "1", 1);
-  if (v.kind == "grid") setenv("TILEKIT_OMP_GEMM", "grid", 1);
+  setenv("TILEKIT_OMP_GEMM", v.kind == "grid" ? "grid" : "shared", 1);
   if (v.kind == "nosteal") setenv("TILEKIT_OMP_GEMM_STEAL", "0", 1);
   if (!v.grid.empty()) setenv("TILEKIT_OMP_GEMM_GRID", v.grid.c_str(), 1);
 }

@@ -275,7 +275,10 @@ bool env_is(const char* name, const char* value) {
 template <class T>
 void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes) {
   if (g.k == 0) return scale_c(g);
-  if (env_is("TILEKIT_OMP_GEMM", "grid")) return gemm_optimized_grid(g, t, l3_bytes);
+  // The driver: TILEKIT_OMP_GEMM=shared (this one) or grid (round 1's), else the default.
+  constexpr bool kSharedByDefault = true;
+  if (env_is("TILEKIT_OMP_GEMM", "grid") || (!kSharedByDefault && !env_is("TILEKIT_OMP_GEMM", "shared")))
+    return gemm_optimized_grid(g, t, l3_bytes);
   const bool steal = !env_is("TILEKIT_OMP_GEMM_STEAL", "0");
   const bool scalar_a = env_is("TILEKIT_OMP_GEMM_PACKA", "scalar");
   const bool prefetch_a = !env_is("TILEKIT_OMP_GEMM_APREFETCH", "0");
