@@ -2,7 +2,10 @@
 # Run ON THE DEVICE machine from the repository root (round 3, helper "xeon"): the openmp
 # backend's optimized SGEMM on the 16-core Xeon host, against OpenBLAS in the same process and
 # numpy's bundled OpenBLAS (when the machine's python3 has numpy), plus the optimized transpose
-# against memcpy. About 120 s; every step has its own timeout, nothing here stops the others.
+# against memcpy. About 80 s on an idle host; every step has its own timeout and the whole a
+# budget (XEON_BUDGET seconds, default 140), most important steps first; nothing here stops the
+# others. RUN IT WITH THE HOST OTHERWISE IDLE (no build or CPU-heavy stage beside it): its
+# figures are per-core rates and scaling; summary.txt logs the host's busy % before each step.
 #
 #   bash bench/device/r3/xeon.sh BUILD_DIR OUT_DIR
 #
@@ -11,8 +14,8 @@
 # summary.txt (what ran, rc, seconds), conformance.txt, info.txt, fma.txt (the FMA ceiling at 1
 # and 16 threads: the all-core clock bounds the parallel efficiency), scaling.jsonl (one line
 # per size x threads x variant), scaling.txt (the table: GFLOP/s, efficiency, % of both peers),
-# variants.jsonl (16-thread alternatives: grids, no stealing, block sizes, the round-1 driver),
-# transpose.txt.
+# variants.jsonl (16-thread alternatives: grids, no stealing, block sizes, the round-1 driver,
+# and `prof`: where each thread's time went), transpose.txt.
 set -uo pipefail
 build=$(cd "${1:?BUILD_DIR}" && pwd)
 out=${2:?OUT_DIR}/xeon
