@@ -83,8 +83,13 @@ med = ts[len(ts) // 2] if len(ts) % 2 else 0.5 * (ts[len(ts) // 2 - 1] + ts[len(
 print(json.dumps({"n": n, "threads": t, "variant": "numpy", "numpy": np.__version__, "gflops": round(2.0 * n ** 3 / med * 1e-9, 1),
                   "gflops_best": round(2.0 * n ** 3 / ts[0] * 1e-9, 1), "seconds": ts}))
 PY
-sweep() {  # sweep N THREADS REPS: our drivers and OpenBLAS alternating, then numpy
-  OMP_NUM_THREADS=$2 step scaling.jsonl 30 "$bench" "$1" "$3" new grid peer
+# OpenBLAS and numpy run in their own processes without OMP_PROC_BIND/OMP_PLACES: libgomp binds
+# the initial thread to the first place, and threads a library starts after that (OpenBLAS's
+# pool, re-created when tilekit picks its core type; tilekit roofline's std::threads) inherit
+# that one core. Our drivers' OpenMP threads are bound one per core by libgomp itself.
+sweep() {  # sweep N THREADS REPS: our two drivers alternating, then OpenBLAS, then numpy
+  OMP_NUM_THREADS=$2 step scaling.jsonl 30 "$bench" "$1" "$3" new grid
+  OMP_NUM_THREADS=$2 step scaling.jsonl 30 env -u OMP_PROC_BIND -u OMP_PLACES "$bench" "$1" "$3" peer
   [[ -n $py ]] && OPENBLAS_NUM_THREADS=$2 OMP_NUM_THREADS=$2 MKL_NUM_THREADS=$2 \
     step scaling.jsonl 20 "$py" "$out/numpy_time.py" "$1" "$2" "$3"
 }
@@ -102,13 +107,13 @@ done
 #    other block sizes (ROWS = rows per unit, COLS = the L2 chunk of B, DEPTH = kc).
 vt=${XEON_VTHREADS:-16} v1=${XEON_V1:-2048} v2=${XEON_V2:-4096}
 OMP_NUM_THREADS=$vt step variants.jsonl 25 "$bench" "$v1" 7 new prof nopf staticpack scalarpack nosteal new@4x4 new@2x8 new@1x16 new@8x2 \
-  new:256,672,384 new:518,448,256 new:256,1024,384 new:256,672,512 peer
-OMP_NUM_THREADS=$vt step variants.jsonl 25 "$bench" "$v2" 5 new prof nopf staticpack nosteal new@4x4 new@1x16 new@2x8 new:518,448,256 peer
+  new:256,672,384 new:518,448,256 new:256,1024,384 new:256,672,512
+OMP_NUM_THREADS=$vt step variants.jsonl 25 "$bench" "$v2" 5 new prof nopf staticpack nosteal new@4x4 new@1x16 new@2x8 new:518,448,256
 
 # 4. The FMA ceiling per thread at 1 and 16 threads (tilekit roofline's Highway FMA chains).
 for t in 1 16; do
   echo "== OMP_NUM_THREADS=$t" >>"$out/fma.txt"
-  OMP_NUM_THREADS=$t step fma.txt 20 "$build/tilekit" roofline --backends openmp
+  OMP_NUM_THREADS=$t step fma.txt 20 env -u OMP_PROC_BIND -u OMP_PLACES "$build/tilekit" roofline --backends openmp
 done
 
 # 5. The other thread counts of the sweep.
