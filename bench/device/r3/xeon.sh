@@ -91,7 +91,7 @@ sweep() {  # sweep N THREADS REPS: our two drivers alternating, then OpenBLAS, t
   OMP_NUM_THREADS=$2 step scaling.jsonl 30 "$bench" "$1" "$3" new grid
   OMP_NUM_THREADS=$2 step scaling.jsonl 30 env -u OMP_PROC_BIND -u OMP_PLACES "$bench" "$1" "$3" peer
   [[ -n $py ]] && OPENBLAS_NUM_THREADS=$2 OMP_NUM_THREADS=$2 MKL_NUM_THREADS=$2 \
-    step scaling.jsonl 20 "$py" "$out/numpy_time.py" "$1" "$2" "$3"
+    step scaling.jsonl 20 env -u OMP_PROC_BIND -u OMP_PLACES "$py" "$out/numpy_time.py" "$1" "$2" "$3"
 }
 # Most important first (the budget may run out): 16 threads, 1 thread, then the rest.
 sizes=${XEON_SIZES:-2048 4096}  # (the overrides are for trying the script on a small machine)
