@@ -198,7 +198,7 @@ bool claim(std::atomic<index_t>& c, index_t units, index_t& u) {
 
 // One block of C (rows [ic, ic + mb) x columns [jc, jc + nb), whose A and B panels fit the L3)
 // on the team's rows x cols grid: thread t owns one cell, cut into units of at most mc rows
-// (at least 4 per cell, so a slowed thread's work can be taken over) by L2 chunks of nc columns.
+// (at least 8 per cell, so a slowed thread's work can be taken over) by L2 chunks of nc columns.
 struct BlockPlan {
   index_t ic, mb, jc, nb, mr, nr, pm, pn, mc, nc;
   Grid grid;
@@ -211,7 +211,7 @@ struct BlockPlan {
     Cell x{pm * r / grid.rows, pm * (r + 1) / grid.rows, pn * c / grid.cols, pn * (c + 1) / grid.cols, 0, 0};
     if (x.r1 > x.r0 && x.c1 > x.c0) {
       x.chunks = ceil_div((x.c1 - x.c0) * nr, nc);
-      x.pieces = std::min(x.r1 - x.r0, std::max(ceil_div((x.r1 - x.r0) * mr, mc), ceil_div(4, x.chunks)));
+      x.pieces = std::min(x.r1 - x.r0, std::max(ceil_div((x.r1 - x.r0) * mr, mc), ceil_div(8, x.chunks)));
     }
     return x;
   }
@@ -275,10 +275,14 @@ bool env_is(const char* name, const char* value) {
 template <class T>
 void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes) {
   if (g.k == 0) return scale_c(g);
-  if (env_is("TILEKIT_OMP_GEMM", "grid")) return gemm_optimized_grid(g, t, l3_bytes);
+  // The driver: TILEKIT_OMP_GEMM=shared (this one) or grid (round 1's), else the default.
+  constexpr bool kSharedByDefault = true;
+  if (env_is("TILEKIT_OMP_GEMM", "grid") || (!kSharedByDefault && !env_is("TILEKIT_OMP_GEMM", "shared")))
+    return gemm_optimized_grid(g, t, l3_bytes);
   const bool steal = !env_is("TILEKIT_OMP_GEMM_STEAL", "0");
   const bool scalar_a = env_is("TILEKIT_OMP_GEMM_PACKA", "scalar");
   const bool prefetch_a = !env_is("TILEKIT_OMP_GEMM_APREFETCH", "0");
+  const bool static_pack = env_is("TILEKIT_OMP_GEMM_PACK", "static");
   const simd::MicroTile mt = simd::gemm_micro_tile(dtype_of<T>());
   const index_t mr = index_t(mt.mr), nr = index_t(mt.nr);
   const index_t panels_m = ceil_div(g.m, mr), panels_n = ceil_div(g.n, nr);
@@ -298,6 +302,7 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
   T* const buffers = static_cast<T*>(tls_b_panels.get(bytes));
   if (!buffers) throw Error(fmt::format("backend 'openmp': cannot allocate {} bytes for the packed panels", bytes));
   std::vector<Counter> counters(2 * std::size_t(threads));
+  Counter pack_next;
   // TILEKIT_OMP_GEMM_PROFILE=1: per thread, seconds packing, waiting at the barriers, computing
   // its own units and others', printed to stderr per call (experiments on many-core hosts).
   const bool profile = env_is("TILEKIT_OMP_GEMM_PROFILE", "1");
@@ -318,7 +323,7 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
       prof[std::size_t(id)].seconds[what] += t - t0;
       t0 = t;
     };
-    index_t step = 0;
+    index_t step = 0, pack_base = 0;
     for (index_t jc = 0; jc < g.n; jc += nc3)
       for (index_t ic = 0; ic < g.m; ic += mc3) {
         const index_t mb = std::min(mc3, g.m - ic), nb = std::min(nc3, g.n - jc);
@@ -330,12 +335,35 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
           // anyone packs step s + 2 into these, step s + 1's barrier has seen everyone finish s.
           T* const ap = buffers + std::size_t(step % 2) * a_elems;
           T* const bp = buffers + 2 * a_elems + std::size_t(step % 2) * b_elems;
-          simd::gemm_pack_a_panel(
-              g, simd::GemmPanel{pc, kb, ic, mb, plan.pm * id / threads, plan.pm * (id + 1) / threads, scalar_a}, ap);
-          lap(kPackA);
-          simd::gemm_pack_panel(g, simd::GemmPanel{pc, kb, jc, nb, plan.pn * id / threads, plan.pn * (id + 1) / threads},
-                                bp);
-          lap(kPackB);
+          if (static_pack) {
+            simd::gemm_pack_a_panel(
+                g, simd::GemmPanel{pc, kb, ic, mb, plan.pm * id / threads, plan.pm * (id + 1) / threads, scalar_a}, ap);
+            lap(kPackA);
+            simd::gemm_pack_panel(
+                g, simd::GemmPanel{pc, kb, jc, nb, plan.pn * id / threads, plan.pn * (id + 1) / threads}, bp);
+            lap(kPackB);
+          } else {
+            // The panels in pieces of a few micro-panels (about 4 per thread each), claimed from
+            // one counter that only grows: step s's pieces are numbered from `pack_base` on, and
+            // every piece of step s - 1 was claimed before its barrier. A thread slowed by another
+            // process packs fewer pieces instead of holding everyone at the barrier.
+            const index_t a_items = std::min(plan.pm, 4 * index_t(threads));
+            const index_t b_items = std::min(plan.pn, 4 * index_t(threads));
+            for (index_t i; claim(pack_next.next, pack_base + a_items + b_items, i);) {
+              i -= pack_base;
+              if (i < a_items) {
+                simd::gemm_pack_a_panel(
+                    g, simd::GemmPanel{pc, kb, ic, mb, plan.pm * i / a_items, plan.pm * (i + 1) / a_items, scalar_a}, ap);
+                lap(kPackA);
+              } else {
+                i -= a_items;
+                simd::gemm_pack_panel(
+                    g, simd::GemmPanel{pc, kb, jc, nb, plan.pn * i / b_items, plan.pn * (i + 1) / b_items}, bp);
+                lap(kPackB);
+              }
+            }
+            pack_base += a_items + b_items;
+          }
 #pragma omp barrier
           lap(kWait);
           // Everyone is past step s - 1 now, so its counters can be reset for step s + 1.
