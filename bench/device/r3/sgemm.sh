@@ -50,13 +50,18 @@ for v in $variants; do
 done
 echo "after tests: $(($(date +%s) - start)) s" >>"$sum"
 
-# 2. 4096 per variant, cuBLAS in the same process
+# 2. 4096 per variant, cuBLAS in the same process; the SM clock and power sampled meanwhile (a
+#    kernel at the FFMA peak may run into the power limit: is the clock the same for all?)
+nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 200 >"$out/clocks-4096.csv" 2>&1 &
+smi=$!
 for v in $variants; do
+  echo "# $(date +%T.%N | cut -c1-12) start $v" >>"$out/clocks-4096.csv"
   TILEKIT_SGEMM=$v step 20 $B/tilekit compare gemm --backends cuda --size 4096 --reps 10 --json "$out/compare-4096-$v.json" \
     >"$out/compare-4096-$v.txt" 2>&1
   echo "compare 4096 $v: rc=$? $(grep -E 'optimized|cublas' "$out/compare-4096-$v.txt" | awk '{print $3, $6, $9}' | tr '\n' ' ')" |
     tee -a "$sum"
 done
+kill $smi 2>/dev/null
 echo "after compare 4096: $(($(date +%s) - start)) s" >>"$sum"
 
 # 3. 8192 for the two best at 4096
