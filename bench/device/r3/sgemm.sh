@@ -55,7 +55,7 @@ echo "after tests: $(($(date +%s) - start)) s" >>"$sum"
 nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 200 >"$out/clocks-4096.csv" 2>&1 &
 smi=$!
 for v in $variants; do
-  echo "# $(date +%T.%N | cut -c1-12) start $v" >>"$out/clocks-4096.csv"
+  echo "$(date +%Y/%m/%d\ %T.%N | cut -c1-23) start $v" >>"$out/clocks-marks.txt"
   TILEKIT_SGEMM=$v step 20 $B/tilekit compare gemm --backends cuda --size 4096 --reps 10 --json "$out/compare-4096-$v.json" \
     >"$out/compare-4096-$v.txt" 2>&1
   echo "compare 4096 $v: rc=$? $(grep -E 'optimized|cublas' "$out/compare-4096-$v.txt" | awk '{print $3, $6, $9}' | tr '\n' ' ')" |
