@@ -55,7 +55,7 @@ namespace tilekit::gpu { alignas(16) unsigned char gemm_sm90_smem[4 * 32 * (256 
 #include "gemm_sm90.cuh"
 using namespace tilekit::gpu;
 
-template <int BM, int BN, int BK, int TM, int TN, int S, bool E = false, bool F = false>
+template <int BM, int BN, int BK, int TM, int TN, int S, bool E = false, bool F = false, int KU = BK>
 int run(int m, int n, int k, int pa, int pb, int pc, int off, float alpha, float beta, std::mt19937& gen) {
   const int lda = k + pa, ldb = n + pb, ldc = n + pc;
   std::uniform_real_distribution<float> u(-1, 1);
@@ -86,7 +86,7 @@ int run(int m, int n, int k, int pa, int pb, int pc, int off, float alpha, float
       th.emplace_back([&, t] {
         threadIdx.x = t;
         blockIdx.x = blk;
-        gemm_sm90_kernel<BM, BN, BK, TM, TN, S, 1, E, F>(g, tx, ty, bvec, cvec);
+        gemm_sm90_kernel<BM, BN, BK, TM, TN, S, 1, E, F, KU>(g, tx, ty, bvec, cvec);
       });
     for (auto& x : th) x.join();
   }
@@ -102,8 +102,8 @@ int run(int m, int n, int k, int pa, int pb, int pc, int off, float alpha, float
     worst = std::max(worst, e);
     if (!(e <= 1e-5 * (1 + std::sqrt(double(k))) * (1 + std::fabs(R[i])))) ++bad;
   }
-  std::printf("%3dx%-3dx%d %2dx%-2d S=%d%s m=%d n=%d k=%d pads=%d,%d,%d off=%d bvec=%d cvec=%d a=%g b=%g: %s (max err %.2e)\n", BM,
-              BN, BK, TM, TN, S, E ? (F ? " early fast" : " early") : (F ? " fast" : ""), m, n, k, pa, pb, pc, off, bvec, cvec, alpha, beta, bad ? "FAIL" : "ok", worst);
+  std::printf("%3dx%-3dx%d %2dx%-2d S=%d%s KU=%d m=%d n=%d k=%d pads=%d,%d,%d off=%d bvec=%d cvec=%d a=%g b=%g: %s (max err %.2e)\n", BM,
+              BN, BK, TM, TN, S, E ? (F ? " early fast" : " early") : (F ? " fast" : ""), KU, m, n, k, pa, pb, pc, off, bvec, cvec, alpha, beta, bad ? "FAIL" : "ok", worst);
   return bad != 0;
 }
 
@@ -133,6 +133,9 @@ int main() {
     fails += run<128, 128, 16, 16, 8, 3, false, true>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
     fails += run<128, 128, 16, 16, 8, 3, true, true>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
     fails += run<256, 128, 16, 16, 8, 3, false, true>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 16, 16, 8, 3, false, true, 4>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 16, 16, 8, 3, true, true, 4>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 16, 16, 8, 3, false, true, 8>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
   }
   std::printf("%d failures\n", fails);
   return fails != 0;

@@ -32,7 +32,7 @@ step() {
   [ "$s" -gt "$l" ] && s=$l
   timeout "$s" "$@"
 }
-variants=${SGEMM_VARIANTS:-"sm80 dual3e dual3f dual3ef warp3f big3f"}
+variants=${SGEMM_VARIANTS:-"sm80 dual3e dual3f dual3ef dual3fu4 dual3efu4 dual3fu8 warp3f big3f"}
 sum=$out/summary.txt
 {
   echo "git commit: $(git rev-parse HEAD 2>/dev/null || cat .device/commit 2>/dev/null)"
@@ -105,7 +105,9 @@ echo "ncu cublas: rc=$? $(grep -E '^  [a-zA-Z_0-9]+.*\(|Issue Slots Busy|No Elig
 #    racecheck (the stage ring); every run verifies its result too. n is a multiple of 4, so the
 #    fast copies run in the interior blocks, the general ones at the edges and in the last,
 #    partial K step (device call 1 ran warp3, dual3, big3 on n = 999 and 260: all clean)
-for vts in "dual3ef:memcheck:--m 1000 --n 1000 --k 997" "dual3ef:racecheck:--m 259 --n 388 --k 75" \
+for vts in "dual3efu4:memcheck:--m 1000 --n 1000 --k 997" "dual3efu4:racecheck:--m 259 --n 388 --k 75" \
+  "dual3ef:memcheck:--m 1000 --n 1000 --k 997" "dual3ef:racecheck:--m 259 --n 388 --k 75" \
+  "dual3fu8:memcheck:--m 1000 --n 1000 --k 997" "dual3fu4:racecheck:--m 259 --n 388 --k 75" \
   "dual3f:memcheck:--m 1000 --n 1000 --k 997" "dual3f:racecheck:--m 259 --n 388 --k 75" \
   "big3f:memcheck:--m 1000 --n 1000 --k 997" "big3f:racecheck:--m 300 --n 260 --k 37" \
   "warp3f:memcheck:--m 1000 --n 1000 --k 997" "warp3f:racecheck:--m 259 --n 388 --k 75"; do
