@@ -71,10 +71,11 @@ const void* sm90_kernel(int sv) {
     case 16: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, false, true, 4>);
     case 17: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, true, true, 4>);
     case 18: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, false, true, 8>);
+    case 19: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, false, true, 2>);
   }
   return nullptr;
 }
-static_assert(kSgemmVariantCount == 19, "sm90_kernel lists every gemm_sm90 variant");
+static_assert(kSgemmVariantCount == 20, "sm90_kernel lists every gemm_sm90 variant");
 #endif
 
 // The plan names a gemm_sm90 kernel: only the cuda build of a float gemm can follow it.

@@ -118,7 +118,7 @@ inline constexpr SgemmVariant kSgemmVariants[] = {
     {"warp3f", 128, 128, 16, 3, 8, 8, false, true}, {"dual3f", 128, 128, 16, 3, 16, 8, false, true},
     {"dual3ef", 128, 128, 16, 3, 16, 8, true, true}, {"big3f", 256, 128, 16, 3, 16, 8, false, true},
     {"dual3fu4", 128, 128, 16, 3, 16, 8, false, true, 4}, {"dual3efu4", 128, 128, 16, 3, 16, 8, true, true, 4},
-    {"dual3fu8", 128, 128, 16, 3, 16, 8, false, true, 8},
+    {"dual3fu8", 128, 128, 16, 3, 16, 8, false, true, 8}, {"dual3fu2", 128, 128, 16, 3, 16, 8, false, true, 2},
 };
 inline constexpr int kSgemmVariantCount = int(sizeof(kSgemmVariants) / sizeof(kSgemmVariants[0]));
 inline constexpr int kSgemmPadA = 4;
@@ -127,9 +127,9 @@ inline constexpr int kSgemmDefault = 0;
 constexpr int sgemm_threads(const SgemmVariant& v) { return (v.rows / (4 * v.tm)) * (v.cols / (8 * v.tn)) * 32; }
 // Registers a thread from ptxas (13.0, sm_90, no spills; NOTES.md): 8x8 per thread 127; 16x8 201
 // (256x128, one block per SM; fast copies 223), 211 (128x128x16, two; fast 233), 233 (128x128x32,
-// two), 255 (early barrier, or a partly unrolled step).
+// two), 255 (early barrier, or 4-8 K indices unrolled), 228 (2 unrolled).
 constexpr int sgemm_regs(const SgemmVariant& v) {
-  return v.tm * v.tn == 64 ? 127 : v.early || v.ku != 0 ? 255 : v.rows == 256 ? (v.fast ? 223 : 201) : v.depth == 32 || v.fast ? 233 : 211;
+  return v.tm * v.tn == 64 ? 127 : v.early || v.ku > 2 ? 255 : v.ku == 2 ? 228 : v.rows == 256 ? (v.fast ? 223 : 201) : v.depth == 32 || v.fast ? 233 : 211;
 }
 constexpr std::size_t sgemm_smem_bytes(int bm, int bn, int bk, int stages) {
   return std::size_t(stages) * bk * std::size_t(bm + kSgemmPadA + bn) * 4;

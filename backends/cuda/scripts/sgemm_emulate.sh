@@ -136,6 +136,7 @@ int main() {
     fails += run<128, 128, 16, 16, 8, 3, false, true, 4>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
     fails += run<128, 128, 16, 16, 8, 3, true, true, 4>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
     fails += run<128, 128, 16, 16, 8, 3, false, true, 8>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 16, 16, 8, 3, false, true, 2>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
   }
   std::printf("%d failures\n", fails);
   return fails != 0;

@@ -32,7 +32,7 @@ step() {
   [ "$s" -gt "$l" ] && s=$l
   timeout "$s" "$@"
 }
-variants=${SGEMM_VARIANTS:-"sm80 dual3e dual3f dual3ef dual3fu4 dual3efu4 dual3fu8 warp3f big3f"}
+variants=${SGEMM_VARIANTS:-"sm80 dual3e dual3f dual3ef dual3fu4 dual3efu4 dual3fu8 dual3fu2 warp3f big3f"}
 sum=$out/summary.txt
 {
   echo "git commit: $(git rev-parse HEAD 2>/dev/null || cat .device/commit 2>/dev/null)"
