@@ -64,10 +64,18 @@ const void* sm90_kernel(int sv) {
     case 9: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 32, 16, 8, 3, 2>);
     case 10: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 8, 3, 2, true>);
     case 11: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, true>);
+    case 12: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 8, 3, 2, false, true>);
+    case 13: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, false, true>);
+    case 14: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, true, true>);
+    case 15: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 16, 16, 8, 3, 1, false, true>);
+    case 16: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, false, true, 4>);
+    case 17: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, true, true, 4>);
+    case 18: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, false, true, 8>);
+    case 19: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, false, true, 2>);
   }
   return nullptr;
 }
-static_assert(kSgemmVariantCount == 12, "sm90_kernel lists every gemm_sm90 variant");
+static_assert(kSgemmVariantCount == 20, "sm90_kernel lists every gemm_sm90 variant");
 #endif
 
 // The plan names a gemm_sm90 kernel: only the cuda build of a float gemm can follow it.

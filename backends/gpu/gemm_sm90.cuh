@@ -49,6 +49,19 @@ __device__ __forceinline__ void copy(float* dst_shared, const float* src, int by
   for (int e = 0; e < size / 4; ++e) dst_shared[e] = e * 4 < bytes ? src[e] : 0.0f;
 #endif
 }
+// The same copy of all `size` bytes (no source size: the interior blocks' fast path).
+template <int size>
+__device__ __forceinline__ void copy_full(float* dst_shared, const float* src) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
+  if constexpr (size == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
+#else
+  for (int e = 0; e < size / 4; ++e) dst_shared[e] = src[e];
+#endif
+}
 __device__ __forceinline__ void commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::: "memory");
@@ -68,12 +81,16 @@ constexpr int threads(int bm, int bn, int tm, int tn) { return (bm / (4 * tm)) *
 }  // namespace sgemm
 
 // BM x BN of C per block, BK deep per step, TM x TN per thread (sgemm::threads of them), kStages
-// shared stages; kEarly: each step's barrier before its last K index (see the pipeline below).
+// shared stages; kEarly: each step's barrier before its last K index (see the pipeline below);
+// kFast: blocks wholly inside C copy their full K steps from per-row pointers, without predicates;
+// KU: K indices unrolled (BK: the whole step; fewer keep the loop body small for the instruction
+// cache: a fully unrolled 16-deep step of 16x8 per thread is ~2200 instructions, 35 KB of code).
 // MIN_BLOCKS: blocks per SM the register budget must allow (2 blocks of 256 threads: at most 128
 // registers a thread).
 // bvec: B allows 16-byte copies (16-byte aligned base, ldb a multiple of 4; 4-byte copies
 // otherwise); cvec: C allows 16-byte loads and stores. Both are uniform per launch.
-template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS, bool kEarly = false>
+template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS, bool kEarly = false, bool kFast = false,
+          int KU = BK>
 __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void gemm_sm90_kernel(
     GemmParams<float> g, int tiles_x, int tiles_y, int bvec, int cvec) {
   using namespace sgemm;
@@ -109,9 +126,38 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
   const int a_k = tid % 8, a_r = tid / 8;
   const int a_left = g.m - m0 - a_r;                // rows from this thread's first one to A's end
   const int a_off = (m0 + a_r) * g.lda + a_k, a_step = NT / 8 * g.lda;
+  // kFast: a block wholly inside C (and B 16-byte copyable) copies every full K step from pointers
+  // set up once, without bounds, predicates or source sizes. The general copies below cost ~13
+  // SASS instructions each (parameter reloads, 64-bit address arithmetic, predicates: 260 per
+  // step of dual3 against 2048 FFMA); these cost the copy and one 64-bit add per row.
+  constexpr int B_VROW = BN / 4, B_RS = NT / B_VROW;  // 16-byte vectors a B row; rows apart per copy
+  static_assert(!kFast || NT % B_VROW == 0, "B's fast copies need whole rows per pass");
+  const bool fast = kFast && bvec && m0 + BM <= g.m && n0 + BN <= g.n;
+  const float* a_ptr[kFast ? A_ROWS : 1];
+  const float* b_ptr[kFast ? B_PER : 1];
+  const int b_r = tid / B_VROW, b_nc = (tid % B_VROW) * 4;
+  if constexpr (kFast) {
+#pragma unroll
+    for (int ri = 0; ri < A_ROWS; ++ri) a_ptr[ri] = g.a + (fast ? a_off + ri * a_step : 0);
+#pragma unroll
+    for (int i = 0; i < B_PER; ++i) b_ptr[i] = g.b + (fast ? (b_r + i * B_RS) * g.ldb + n0 + b_nc : 0);
+  }
   auto load = [&](int s, int p0) {
     float* as = smem + s * STAGE;
     float* bs = as + A_STAGE;
+    if (kFast && fast && p0 + BK <= g.k) {
+#pragma unroll
+      for (int ri = 0; ri < A_ROWS; ++ri) {
+        const float* src = a_ptr[kFast ? ri : 0] + p0;
+#pragma unroll
+        for (int kh = 0; kh < BK / 8; ++kh)
+          copy_full<4>(as + (a_k + 8 * kh) * LDA + a_r + ri * (NT / 8), src + 8 * kh);
+      }
+      const int boff = p0 * g.ldb;
+#pragma unroll
+      for (int i = 0; i < B_PER; ++i) copy_full<16>(bs + (b_r + i * B_RS) * LDB + b_nc, b_ptr[kFast ? i : 0] + boff);
+      return;
+    }
 #pragma unroll
     for (int ri = 0; ri < A_ROWS; ++ri)
 #pragma unroll
@@ -201,17 +247,21 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
     commit();
     if constexpr (!kEarly) fetch(fr, 0, read, 0);
     const int next = read + 1 == kStages ? 0 : read + 1;
+    static_assert(BK % KU == 0 && KU % 2 == 0, "whole, even unrolled groups (the buffer is kk % 2)");
+#pragma unroll 1
+    for (int k0 = 0; k0 < BK; k0 += KU) {
 #pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      const int cur = kk & 1;  // BK is even: step t + 1 starts in buffer 0 again
-      if (kk + 1 < BK) {
-        fetch(fr, cur ^ 1, read, kk + 1);
-      } else if (kEarly && t + 1 < steps) {
-        wait<kStages - 2>();
-        __syncthreads();
-        fetch(fr, cur ^ 1, next, 0);
+      for (int u = 0; u < KU; ++u) {
+        const int kk = k0 + u, cur = u & 1;  // KU is even: every group, and step t + 1, start in buffer 0
+        if (u + 1 < KU || k0 + KU < BK) {
+          fetch(fr, cur ^ 1, read, kk + 1);
+        } else if (kEarly && t + 1 < steps) {
+          wait<kStages - 2>();
+          __syncthreads();
+          fetch(fr, cur ^ 1, next, 0);
+        }
+        fma(fr, cur);
       }
-      fma(fr, cur);
     }
     read = next;
     write = write + 1 == kStages ? 0 : write + 1;

@@ -110,12 +110,18 @@ struct SgemmVariant {
   const char* name;
   int rows, cols, depth, stages, tm, tn;
   bool early = false;  // each step's barrier before its last K index (gemm_sm90.cuh's kEarly)
+  bool fast = false;   // interior blocks copy full steps without predicates (gemm_sm90.cuh's kFast)
+  int ku = 0;          // K indices unrolled per loop iteration (gemm_sm90.cuh's KU; 0: the whole step)
 };
 inline constexpr SgemmVariant kSgemmVariants[] = {
     {"sm80", 128, 128, 16, 2, 8, 8},   {"warp2", 128, 128, 16, 2, 8, 8},  {"warp3", 128, 128, 16, 3, 8, 8},
     {"warp4", 128, 128, 16, 4, 8, 8},  {"big3", 256, 128, 16, 3, 16, 8},  {"big4", 256, 128, 16, 4, 16, 8},
     {"dual3", 128, 128, 16, 3, 16, 8}, {"dual4", 128, 128, 16, 4, 16, 8}, {"deep3", 128, 128, 32, 3, 8, 8},
     {"ddual3", 128, 128, 32, 3, 16, 8}, {"warp3e", 128, 128, 16, 3, 8, 8, true}, {"dual3e", 128, 128, 16, 3, 16, 8, true},
+    {"warp3f", 128, 128, 16, 3, 8, 8, false, true}, {"dual3f", 128, 128, 16, 3, 16, 8, false, true},
+    {"dual3ef", 128, 128, 16, 3, 16, 8, true, true}, {"big3f", 256, 128, 16, 3, 16, 8, false, true},
+    {"dual3fu4", 128, 128, 16, 3, 16, 8, false, true, 4}, {"dual3efu4", 128, 128, 16, 3, 16, 8, true, true, 4},
+    {"dual3fu8", 128, 128, 16, 3, 16, 8, false, true, 8}, {"dual3fu2", 128, 128, 16, 3, 16, 8, false, true, 2},
 };
 inline constexpr int kSgemmVariantCount = int(sizeof(kSgemmVariants) / sizeof(kSgemmVariants[0]));
 inline constexpr int kSgemmPadA = 4;
@@ -123,9 +129,10 @@ inline constexpr int kSgemmPadA = 4;
 inline constexpr int kSgemmDefault = 0;
 constexpr int sgemm_threads(const SgemmVariant& v) { return (v.rows / (4 * v.tm)) * (v.cols / (8 * v.tn)) * 32; }
 // Registers a thread from ptxas (13.0, sm_90, no spills; NOTES.md): 8x8 per thread 127; 16x8 201
-// (256x128, one block per SM), 211 (128x128x16, two), 233 (128x128x32, two), 255 (early barrier).
+// (256x128, one block per SM; fast copies 223), 211 (128x128x16, two; fast 233), 233 (128x128x32,
+// two), 255 (early barrier, or 4-8 K indices unrolled), 228 (2 unrolled).
 constexpr int sgemm_regs(const SgemmVariant& v) {
-  return v.tm * v.tn == 64 ? 127 : v.early ? 255 : v.rows == 256 ? 201 : v.depth == 32 ? 233 : 211;
+  return v.tm * v.tn == 64 ? 127 : v.early || v.ku > 2 ? 255 : v.ku == 2 ? 228 : v.rows == 256 ? (v.fast ? 223 : 201) : v.depth == 32 || v.fast ? 233 : 211;
 }
 constexpr std::size_t sgemm_smem_bytes(int bm, int bn, int bk, int stages) {
   return std::size_t(stages) * bk * std::size_t(bm + kSgemmPadA + bn) * 4;

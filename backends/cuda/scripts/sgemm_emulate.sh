@@ -55,7 +55,7 @@ namespace tilekit::gpu { alignas(16) unsigned char gemm_sm90_smem[4 * 32 * (256 
 #include "gemm_sm90.cuh"
 using namespace tilekit::gpu;
 
-template <int BM, int BN, int BK, int TM, int TN, int S, bool E = false>
+template <int BM, int BN, int BK, int TM, int TN, int S, bool E = false, bool F = false, int KU = BK>
 int run(int m, int n, int k, int pa, int pb, int pc, int off, float alpha, float beta, std::mt19937& gen) {
   const int lda = k + pa, ldb = n + pb, ldc = n + pc;
   std::uniform_real_distribution<float> u(-1, 1);
@@ -86,7 +86,7 @@ int run(int m, int n, int k, int pa, int pb, int pc, int off, float alpha, float
       th.emplace_back([&, t] {
         threadIdx.x = t;
         blockIdx.x = blk;
-        gemm_sm90_kernel<BM, BN, BK, TM, TN, S, 1, E>(g, tx, ty, bvec, cvec);
+        gemm_sm90_kernel<BM, BN, BK, TM, TN, S, 1, E, F, KU>(g, tx, ty, bvec, cvec);
       });
     for (auto& x : th) x.join();
   }
@@ -102,8 +102,8 @@ int run(int m, int n, int k, int pa, int pb, int pc, int off, float alpha, float
     worst = std::max(worst, e);
     if (!(e <= 1e-5 * (1 + std::sqrt(double(k))) * (1 + std::fabs(R[i])))) ++bad;
   }
-  std::printf("%3dx%-3dx%d %2dx%-2d S=%d%s m=%d n=%d k=%d pads=%d,%d,%d off=%d bvec=%d cvec=%d a=%g b=%g: %s (max err %.2e)\n", BM,
-              BN, BK, TM, TN, S, E ? " early" : "", m, n, k, pa, pb, pc, off, bvec, cvec, alpha, beta, bad ? "FAIL" : "ok", worst);
+  std::printf("%3dx%-3dx%d %2dx%-2d S=%d%s KU=%d m=%d n=%d k=%d pads=%d,%d,%d off=%d bvec=%d cvec=%d a=%g b=%g: %s (max err %.2e)\n", BM,
+              BN, BK, TM, TN, S, E ? (F ? " early fast" : " early") : (F ? " fast" : ""), KU, m, n, k, pa, pb, pc, off, bvec, cvec, alpha, beta, bad ? "FAIL" : "ok", worst);
   return bad != 0;
 }
 
@@ -114,7 +114,8 @@ int main() {
   const S shapes[] = {{67, 45, 33, 0, 0, 0, 0, 1, 0}, {68, 44, 36, 0, 0, 0, 0, 1, 0}, {131, 260, 37, 0, 0, 0, 0, 0.5, 2},
                       {130, 130, 50, 2, 4, 6, 0, -1, 0.25}, {70, 66, 21, 1, 3, 5, 0, 1, 1}, {33, 17, 40, 0, 0, 0, 1, 1, 0},
                       {1, 1, 1, 0, 0, 0, 0, 2, 0.5}, {129, 131, 0, 0, 0, 0, 0, 1, 0}, {40, 30, 0, 0, 0, 0, 0, 1, 3},
-                      {256, 128, 64, 0, 0, 0, 0, 1, 0}, {3, 200, 65, 0, 0, 0, 0, 1, 0}, {300, 140, 83, 4, 0, 4, 0, 1, 0}};
+                      {256, 128, 64, 0, 0, 0, 0, 1, 0}, {3, 200, 65, 0, 0, 0, 0, 1, 0}, {300, 140, 83, 4, 0, 4, 0, 1, 0},
+                      {260, 260, 83, 1, 4, 0, 0, 1, 0.5}, {256, 256, 96, 4, 8, 4, 0, 1, 0}};
   for (const S& s : shapes) {
     fails += run<128, 128, 16, 8, 8, 2>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
     fails += run<128, 128, 16, 8, 8, 3>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
@@ -128,6 +129,14 @@ int main() {
     fails += run<128, 128, 16, 8, 8, 2, true>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
     fails += run<128, 128, 16, 8, 8, 3, true>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
     fails += run<128, 128, 16, 16, 8, 3, true>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 16, 8, 8, 3, false, true>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 16, 16, 8, 3, false, true>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 16, 16, 8, 3, true, true>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<256, 128, 16, 16, 8, 3, false, true>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 16, 16, 8, 3, false, true, 4>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 16, 16, 8, 3, true, true, 4>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 16, 16, 8, 3, false, true, 8>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
+    fails += run<128, 128, 16, 16, 8, 3, false, true, 2>(s.m, s.n, s.k, s.pa, s.pb, s.pc, s.off, s.alpha, s.beta, gen);
   }
   std::printf("%d failures\n", fails);
   return fails != 0;
