@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
+#include <functional>
+#include <stdexcept>
 #include <new>
 #include <type_traits>
 #include <string>
@@ -253,6 +255,47 @@ class KokkosBackend final : public Backend {
   }
   void synchronize() override {
     guarded("Kokkos::fence", [] { Kokkos::fence(); });
+  }
+
+  // On Kokkos::Cuda: the device time between two CUDA events on the stream of Kokkos' default
+  // instance, as the cuda backend times its kernels, so that the two backends' figures compare
+  // kernels with kernels. The host clock around launch and fence (the default, and
+  // TILEKIT_KOKKOS_TIMER=host) adds Kokkos' launch and the fence's wake-up, 6-17 us on the H200:
+  // ~10% of an 8192^2 transpose (NOTES.md, round 3). Kokkos has no portable device timer.
+  double time_seconds(const std::function<void()>& fn) override {
+#if defined(KOKKOS_ENABLE_CUDA)
+    const char* e = std::getenv("TILEKIT_KOKKOS_TIMER");
+    const std::string timer = e && *e ? e : "events";
+    if (timer != "events" && timer != "host")
+      throw std::invalid_argument("TILEKIT_KOKKOS_TIMER=" + timer + ": expected events or host");
+    if (exec_is_cuda() && timer == "events") {
+      auto check = [](cudaError_t r, const char* what) {
+        if (r != cudaSuccess) throw DeviceError(std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(r));
+      };
+      synchronize();
+      const cudaStream_t stream = Exec().cuda_stream();
+      cudaEvent_t start = nullptr, stop = nullptr;
+      check(cudaEventCreate(&start), "cudaEventCreate");
+      check(cudaEventCreate(&stop), "cudaEventCreate");
+      float ms = 0;
+      try {
+        check(cudaEventRecord(start, stream), "cudaEventRecord");
+        fn();
+        check(cudaEventRecord(stop, stream), "cudaEventRecord");
+        check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+        synchronize();  // anything fn left elsewhere (a deep_copy's own fence has run already)
+        check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+      } catch (...) {
+        cudaEventDestroy(start);
+        cudaEventDestroy(stop);
+        throw;
+      }
+      cudaEventDestroy(start);
+      cudaEventDestroy(stop);
+      return double(ms) * 1e-3;
+    }
+#endif
+    return Backend::time_seconds(fn);
   }
 
   // On a GPU: a parallel_for copy and FMA chains in the space, beside the datasheet estimate.
