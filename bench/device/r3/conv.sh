@@ -55,8 +55,8 @@ for tool in memcheck racecheck; do
 done
 grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$O"/san-*.txt >>"$O/summary.txt" 2>/dev/null
 
-# 3. compare per option (memcpy peer in each run); JSON beside the table. R = 5 first (all
-#    options), then ncu, then R = 3 (fewer options).
+# 3. compare per option (memcpy peer in each run); JSON beside the table. R = 5 (all options),
+#    then R = 3 (fewer), then ncu.
 ratios() {
   python3 - "$O" >"$O/ratios.txt" 2>&1 <<'PY'
 import glob, json, os, sys
@@ -91,6 +91,7 @@ for o in ${CONV_OPTS5:-tile aligned aligned-occ walk4 walk16 walkw walk8-wide st
 ratios
 best=$(cat "$O/best.txt" 2>/dev/null || echo aligned)
 
+for o in $(echo tile aligned aligned-occ walk8 "$best" | tr ' ' '\n' | awk '!seen[$0]++'); do cmpk 3 $o; done
 # 4. ncu: L2 and DRAM bytes of one kernel run, the best option against the one-tile kernel.
 for o in "$best" tile; do
   step "ncu-k5-$o" 30 env TILEKIT_CONV_OPT=$o ncu --clock-control none -k regex:conv2d_ -c 1 \
@@ -98,7 +99,6 @@ for o in "$best" tile; do
     "$T" run conv2d --backend cuda --variant optimized --size 8192 --k 5 --reps 1
 done
 
-for o in $(echo tile aligned aligned-occ walk8 "$best" | tr ' ' '\n' | awk '!seen[$0]++'); do cmpk 3 $o; done
 ratios
 cat "$O/ratios.txt" >>"$O/summary.txt"
 log "done"
