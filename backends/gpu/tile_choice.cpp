@@ -186,11 +186,12 @@ int dmma_shape_for(const DeviceProps& d) {
   return d.cc_major >= 9 ? 16816 : 884;
 }
 
-ConvOptChoice conv2d_opt_choice() {
-  ConvOptChoice c;  // the default: the one-tile kernel, rows padded to vectors
+ConvOptChoice conv2d_opt_choice(const DeviceProps& d) {
+  ConvOptChoice c;
   const char* e = std::getenv("TILEKIT_CONV_OPT");
-  if (!e || !*e) return c;
-  std::string v(e);
+  // Unset: the measured best on NVIDIA (devices with cp.async: kConvOptDefault); elsewhere
+  // (AMD, not measured) the one-tile kernel with vector-padded rows.
+  std::string v = e && *e ? std::string(e) : d.async_copy ? std::string(kConvOptDefault) : std::string("tile");
   const std::string bad = "TILEKIT_CONV_OPT='" + v +
                           "': expected tile, aligned, strip<N>, stripw, walk<N>, walkw, optionally followed by -wide";
   if (v == "tile") return c;
@@ -490,7 +491,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                            ? ", " + std::to_string(tiled_rows(t)) + " rows per thread, 64 wide compiled"
                            : std::string()) +
                       ", tile layer" + (d.async_copy ? ", asynchronous loads" : "") + ">";
-        if (const ConvOptChoice oc = opt && unrolled && p.k <= kConvStripMaxFilter ? conv2d_opt_choice() : ConvOptChoice{};
+        if (const ConvOptChoice oc = opt && unrolled && p.k <= kConvStripMaxFilter ? conv2d_opt_choice(d) : ConvOptChoice{};
             oc.aligned) {
           // TILEKIT_CONV_OPT (conv2d.cuh): rows padded to 32-byte sectors; with steps, the strip
           // kernel walking down a column strip with one window or two alternating.
