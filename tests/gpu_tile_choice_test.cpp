@@ -677,9 +677,9 @@ TEST(TileChoiceDevices, ConvOptimizedStripOptions) {
     EXPECT_EQ(pl.smem_bytes, std::size_t(36 * 136 * 4));
   }
   {
-    ConvOptEnv env("aligned");  // one window, rows padded to 8 floats each side
+    ConvOptEnv env("aligned");  // the one-tile kernel, rows padded to 8 floats each side
     const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
-    EXPECT_EQ(pl.conv_steps, 1);
+    EXPECT_EQ(pl.conv_steps, 0);
     EXPECT_EQ(pl.conv_pad_unit, 8);
     EXPECT_EQ(pl.smem_bytes, std::size_t(36 * 144 * 4));
     EXPECT_EQ(pl.threads(), 128);
@@ -688,14 +688,29 @@ TEST(TileChoiceDevices, ConvOptimizedStripOptions) {
     ConvOptEnv env("strip8");  // two windows
     const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
     EXPECT_EQ(pl.conv_steps, 8);
-    EXPECT_EQ(pl.conv_pad_unit, 4);
-    EXPECT_EQ(pl.smem_bytes, std::size_t(2 * 36 * 136 * 4));
+    EXPECT_EQ(pl.conv_windows, 2);
+    EXPECT_EQ(pl.conv_pad_unit, 8);
+    EXPECT_EQ(pl.smem_bytes, std::size_t(2 * 36 * 144 * 4));
     EXPECT_NE(pl.kernel.find("walking 8 tiles"), std::string::npos) << pl.kernel;
     // More steps than the image has tiles: one strip, the whole column.
     EXPECT_EQ(plan_launch(h200(), Variant::optimized, Problem{Op::conv2d, DType::f32, 40, 64, 5}, {}).conv_steps, 2);
     // R > kConvStripMaxFilter keeps the one-tile kernel.
     EXPECT_EQ(plan_launch(h200(), Variant::optimized, Problem{Op::conv2d, DType::f32, 512, 512, 11}, {}).conv_steps, 0);
     EXPECT_EQ(plan_launch(h200(), Variant::tiled, f5, {}).conv_steps, 0);
+  }
+  {
+    ConvOptEnv env("aligned-occ");
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
+    EXPECT_EQ(pl.conv_steps, 0);
+    EXPECT_TRUE(pl.conv_capped);
+    EXPECT_EQ(pl.conv_pad_unit, 8);
+  }
+  {
+    ConvOptEnv env("walk4");  // one window
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
+    EXPECT_EQ(pl.conv_steps, 4);
+    EXPECT_EQ(pl.conv_windows, 1);
+    EXPECT_EQ(pl.smem_bytes, std::size_t(36 * 144 * 4));
   }
   {
     ConvOptEnv env("stripw-aligned");  // one wave: blocks <= SMs x resident blocks
@@ -717,7 +732,7 @@ TEST(TileChoiceDevices, ConvOptimizedStripOptions) {
     // An explicit tile keeps its shape.
     EXPECT_EQ(plan_launch(h200(), Variant::optimized, f5, {64, 128, 0}).tile.str(), tile_str(64, 128));
   }
-  for (const char* bad : {"strip", "stripx", "strip0", "strip8-alinged", "fast", "-aligned", "wide"}) {
+  for (const char* bad : {"strip", "stripx", "strip0", "strip8-alinged", "fast", "-aligned", "wide", "walk", "walk-wide", "aligned-wide"}) {
     ConvOptEnv env(bad);
     EXPECT_THROW(plan_launch(h200(), Variant::optimized, f5, {}), Error) << bad;
   }

@@ -38,30 +38,71 @@ const void* optimized_kernel(int r) {
   }
 }
 
-// The strip kernel (TILEKIT_CONV_OPT), compiled for R <= kConvStripMaxFilter, rows padded to
-// a vector or to a sector (pad_unit elements).
-template <class T, bool kVec, int PU, int TC>
-const void* strip_kernel_pu(int r) {
-  constexpr int kRows = kConvRowsPerThread;
+// The TILEKIT_CONV_OPT kernels, compiled for R <= kConvStripMaxFilter: the one-tile kernel
+// with sector-aligned rows, and the strip kernel (16-byte vector images only).
+template <class T, bool kVec>
+const void* aligned_kernel(int r) {
+  constexpr int kRows = kConvRowsPerThread, PU = 32 / int(sizeof(T));
   static_assert(kConvStripMaxFilter == 9, "update the list below");
   switch (r) {
-    case 1: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 1, kRows, kVec, PU, TC>);
-    case 3: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 3, kRows, kVec, PU, TC>);
-    case 5: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 5, kRows, kVec, PU, TC>);
-    case 7: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 7, kRows, kVec, PU, TC>);
-    case 9: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 9, kRows, kVec, PU, TC>);
+    case 1: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 1, kRows, kVec, PU>);
+    case 3: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 3, kRows, kVec, PU>);
+    case 5: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 5, kRows, kVec, PU>);
+    case 7: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 7, kRows, kVec, PU>);
+    case 9: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 9, kRows, kVec, PU>);
     default: return nullptr;
   }
 }
 
-// The wide tile (kConvWideCols) is compiled with sector-aligned rows only (the plan gives it
-// no other padding).
-template <class T, bool kVec>
-const void* strip_kernel(int r, int pad_unit, int cols) {
+// aligned-occ: float R = 3 and 5 with the registers capped at 48 (10 blocks of 128 threads);
+// elsewhere the uncapped kernel.
+template <class T>
+const void* capped_kernel(int r) {
+  constexpr int kRows = kConvRowsPerThread, PU = 32 / int(sizeof(T));
+  if constexpr (sizeof(T) == 4) {
+    if (r == 3) return reinterpret_cast<const void*>(&conv2d_optimized_capped_kernel<T, 3, kRows, true, PU, 5>);
+    if (r == 5) return reinterpret_cast<const void*>(&conv2d_optimized_capped_kernel<T, 5, kRows, true, PU, 5>);
+  }
+  return aligned_kernel<T, true>(r);
+}
+
+template <class T, int TC, int kWindows>
+const void* strip_kernel_of(int r) {
+  constexpr int kRows = kConvRowsPerThread;
+  switch (r) {
+    case 1: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 1, kRows, TC, kWindows>);
+    case 3: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 3, kRows, TC, kWindows>);
+    case 5: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 5, kRows, TC, kWindows>);
+    case 7: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 7, kRows, TC, kWindows>);
+    case 9: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 9, kRows, TC, kWindows>);
+    default: return nullptr;
+  }
+}
+
+template <class T>
+const void* strip_kernel(int r, const LaunchPlan& pl) {
+  if (pl.tile.cols == kConvWideCols)
+    return pl.conv_windows == 2 ? strip_kernel_of<T, kConvWideCols, 2>(r) : strip_kernel_of<T, kConvWideCols, 1>(r);
+  return pl.conv_windows == 2 ? strip_kernel_of<T, kConvOptimizedCols, 2>(r)
+                              : strip_kernel_of<T, kConvOptimizedCols, 1>(r);
+}
+
+// The one-tile kernel's launch where the plan chose the strip kernel but the images do not
+// allow 16-byte vectors: the plan's rows, the compiled 128 columns, one sector-aligned window.
+template <class T>
+LaunchPlan one_tile_plan(const LaunchPlan& pl, int r) {
   constexpr int vec = 16 / int(sizeof(T)), sector = 32 / int(sizeof(T));
-  if (cols == kConvWideCols) return strip_kernel_pu<T, kVec, sector, kConvWideCols>(r);
-  return pad_unit == sector ? strip_kernel_pu<T, kVec, sector, kConvOptimizedCols>(r)
-                            : strip_kernel_pu<T, kVec, vec, kConvOptimizedCols>(r);
+  LaunchPlan o = pl;
+  o.tile.cols = kConvOptimizedCols;
+  o.block_x = kConvOptimizedCols / vec;
+  o.block_y = std::max(1, std::min(o.tile.rows / kConvRowsPerThread, 256 / o.block_x));
+  o.smem_bytes = o.dynamic_smem_bytes = std::size_t(o.tile.rows + r - 1) *
+                                        std::size_t(kConvOptimizedCols + 2 * ((r / 2 + sector - 1) / sector * sector)) *
+                                        sizeof(T);
+  o.needs_optin = pl.needs_optin;  // never more than the strip kernel's windows
+  o.conv_steps = 0;
+  o.conv_pad_unit = sector;
+  return o;
 }
 
 template <class T>
@@ -101,12 +142,19 @@ void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& pl, gpuS
     copy_filter(a.filter, a.r, s);
     int tx = ceil_div(c.w, pl.tile.cols), ty = ceil_div(c.h, pl.tile.rows), tile_rows = pl.tile.rows;
     const bool vec = vectorizable(c) && vectorizable_out(c);
-    if (pl.conv_steps > 0) {
+    if (pl.conv_steps > 0 && vec) {
       int steps = pl.conv_steps;
       void* args[] = {&c, &tile_rows, &tx, &steps};
-      const void* k = vec ? strip_kernel<T, true>(c.r, pl.conv_pad_unit, pl.tile.cols)
-                          : strip_kernel<T, false>(c.r, pl.conv_pad_unit, pl.tile.cols);
-      launch_kernel(k, pl, tx * ceil_div(ty, steps), args, s, "conv2d_strip_kernel");
+      launch_kernel(strip_kernel<T>(c.r, pl), pl, tx * ceil_div(ty, steps), args, s, "conv2d_strip_kernel");
+      return;
+    }
+    if (pl.conv_steps > 0 || pl.conv_pad_unit == 32 / int(sizeof(T))) {
+      const LaunchPlan o = pl.conv_steps > 0 ? one_tile_plan<T>(pl, c.r) : pl;
+      tx = ceil_div(c.w, o.tile.cols);
+      void* args[] = {&c, &tile_rows, &tx};
+      const void* k = vec ? aligned_kernel<T, true>(c.r) : aligned_kernel<T, false>(c.r);
+      if (o.conv_capped && vec) k = capped_kernel<T>(c.r);
+      launch_kernel(k, o, tx * ty, args, s, "conv2d_optimized_kernel");
       return;
     }
     void* args[] = {&c, &tile_rows, &tx};
@@ -124,9 +172,10 @@ const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan& pl) {
       return f ? reinterpret_cast<const void*>(&conv2d_naive_kernel<float>)
                : reinterpret_cast<const void*>(&conv2d_naive_kernel<double>);
     case Variant::optimized:
-      if (pl.conv_steps > 0)
-        return f ? strip_kernel<float, true>(r, pl.conv_pad_unit, pl.tile.cols)
-                 : strip_kernel<double, true>(r, pl.conv_pad_unit, pl.tile.cols);
+      if (pl.conv_steps > 0) return f ? strip_kernel<float>(r, pl) : strip_kernel<double>(r, pl);
+      if (pl.conv_pad_unit == (f ? 8 : 4) && pl.conv_capped) return f ? capped_kernel<float>(r) : capped_kernel<double>(r);
+      if (pl.conv_pad_unit == (f ? 8 : 4))
+        return f ? aligned_kernel<float, true>(r) : aligned_kernel<double, true>(r);
       if (r <= kConvUnrolledMaxFilter) return f ? optimized_kernel<float, true>(r) : optimized_kernel<double, true>(r);
       [[fallthrough]];  // R > 15 runs the tiled kernel
     case Variant::tiled: {

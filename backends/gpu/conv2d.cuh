@@ -186,61 +186,91 @@ __device__ __forceinline__ void conv2d_issue_rows(const Conv2dParams<T>& c, T* t
 // asynchronous copies), plus register tiling in both directions (conv2d_optimized_tile).
 // Block: (tile columns / CW) x (tile rows / ROWS) threads, at most 256; R compiled (<= 15).
 // kVec: the images allow 16-byte accesses.
-template <class T, int R, int ROWS, bool kVec>
-__global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_optimized_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
+template <class T, int R, int ROWS, bool kVec, int PU>
+__device__ __forceinline__ void conv2d_optimized_body(const Conv2dParams<T>& c, int tile_rows, int tiles_x) {
   constexpr int TC = kConvOptimizedCols;
   extern __shared__ __align__(16) unsigned char conv2d_smem[];
   T* tile = reinterpret_cast<T*>(conv2d_smem);
   const BlockXY b = block_xy(tiles_x);
   const int i0 = b.y * tile_rows, j0 = b.x * TC;
-  conv2d_issue_rows<T, R, TC, kVec, Vec16<T>::n>(c, tile, 0, tile_rows + R - 1, i0, j0);
+  conv2d_issue_rows<T, R, TC, kVec, PU>(c, tile, 0, tile_rows + R - 1, i0, j0);
   copy_async_wait_all();
   __syncthreads();
-  conv2d_optimized_tile<T, R, ROWS, kVec, Vec16<T>::n>(c, tile, tile_rows, i0, j0);
+  conv2d_optimized_tile<T, R, ROWS, kVec, PU, TC>(c, tile, tile_rows, i0, j0);
 }
 
-// The optimized kernel walking down a column strip (TILEKIT_CONV_OPT=strip<N>...): a block
-// computes `steps` vertically adjacent tiles, one after the other. Two windows alternate in
-// shared memory; while the block computes one tile, the next tile's new rows are in flight
-// (cp.async, waited for at the top of the next step), and its first R - 1 rows, which are the
-// current window's last rows, are copied inside shared memory instead of being read again
-// through L2: the halo rows are read from L2 once per strip instead of once per tile. PU: the
-// rows' padding unit in elements (a vector, or a 32-byte sector: TILEKIT_CONV_OPT=...aligned,
-// so that each row's copies start on a sector and no sector is split between two warp
-// instructions). With steps = 1 the block computes one tile (and uses one window). TC: the
-// tile's width (kConvOptimizedCols, or kConvWideCols: ...-wide, fewer halo columns per row).
-template <class T, int R, int ROWS, bool kVec, int PU, int TC>
+template <class T, int R, int ROWS, bool kVec, int PU = Vec16<T>::n>
+__global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_optimized_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
+  conv2d_optimized_body<T, R, ROWS, kVec, PU>(c, tile_rows, tiles_x);
+}
+
+// The same with its registers capped (TILEKIT_CONV_OPT=aligned-occ): ptxas keeps to what lets
+// kMinBlocks 256-thread blocks (twice as many of the 128-thread blocks the plan launches) reside.
+// (A separate kernel: __launch_bounds__(256, 1) is not __launch_bounds__(256) to ptxas, which
+// gave the uncapped kernel 56-64 registers instead of 48 under it.)
+template <class T, int R, int ROWS, bool kVec, int PU, int kMinBlocks>
+__global__ TILEKIT_LAUNCH_BOUNDS_OCC(256, kMinBlocks) void conv2d_optimized_capped_kernel(Conv2dParams<T> c,
+                                                                                        int tile_rows, int tiles_x) {
+  conv2d_optimized_body<T, R, ROWS, kVec, PU>(c, tile_rows, tiles_x);
+}
+
+// The optimized kernel walking down a column strip (TILEKIT_CONV_OPT=strip<N> / walk<N>): a
+// block computes `steps` vertically adjacent tiles, one after the other, and the next tile's
+// first R - 1 window rows, which are the current window's last rows, are copied inside shared
+// memory instead of being read again through L2: the halo rows are read from L2 once per strip
+// instead of once per tile. kWindows = 2 (strip): two windows alternate; while the block
+// computes one tile, the next tile's new rows are in flight (cp.async, waited for at the top of
+// the next step). kWindows = 1 (walk): one window, as much residency as the one-tile kernel;
+// the next rows are loaded after the compute (other blocks on the SM cover the wait). Rows
+// padded to 32-byte sectors (see conv2d_optimized_kernel with PU = a sector), images that allow
+// 16-byte vectors only (the launcher sends the others to the one-tile kernel). TC: the tile's
+// width (kConvOptimizedCols, or kConvWideCols: ...-wide, fewer halo columns per row).
+template <class T, int R, int ROWS, int TC, int kWindows>
 __global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_strip_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x,
                                                                int steps) {
   using V = Vec16<T>;
   using VT = typename V::type;
-  constexpr int CW = V::n, SW = TC + 2 * conv2d_pad_v<T, R, PU>;
+  constexpr int CW = V::n, PU = 32 / int(sizeof(T)), SW = TC + 2 * conv2d_pad_v<T, R, PU>;
   extern __shared__ __align__(16) unsigned char conv2d_smem[];
   const int tr = tile_rows, rows = tr + R - 1;
   T* cur = reinterpret_cast<T*>(conv2d_smem);
-  T* nxt = cur + rows * SW;  // used only when steps > 1 (the plan gives two windows then)
+  T* nxt = kWindows == 2 ? cur + rows * SW : cur;  // two windows only when steps > 1 (the plan)
   const BlockXY b = block_xy(tiles_x);
   const int j0 = b.x * TC, i_end = int(min((long long)c.h, (long long)(b.y + 1) * steps * tr));
   int i0 = b.y * steps * tr;
-  conv2d_issue_rows<T, R, TC, kVec, PU>(c, cur, 0, rows, i0, j0);
+  conv2d_issue_rows<T, R, TC, true, PU>(c, cur, 0, rows, i0, j0);
   const int nt = blockDim.x * blockDim.y, tid = threadIdx.y * blockDim.x + threadIdx.x;
-  for (; i0 < i_end; i0 += tr) {
+  // The halo: the window's last R - 1 rows to the first rows of `to` (tr >= R - 1: the plan's
+  // tiles have 8 rows or more, R <= 9, so the two ranges never overlap).
+  auto copy_halo = [&](T* to) {
+    if constexpr (R > 1) {
+      const VT* from = reinterpret_cast<const VT*>(cur + tr * SW);
+      for (int q = tid; q < (R - 1) * (SW / CW); q += nt) reinterpret_cast<VT*>(to)[q] = from[q];
+    }
+  };
+  for (;;) {
     // This tile's rows are in (every thread's copies), and every thread is done reading the
     // other window (the previous tile's).
     copy_async_wait_all();
     __syncthreads();
-    if (i0 + tr < i_end) {
-      conv2d_issue_rows<T, R, TC, kVec, PU>(c, nxt, R - 1, rows, i0 + tr, j0);
-      if constexpr (R > 1) {
-        const VT* from = reinterpret_cast<const VT*>(cur + tr * SW);
-        VT* to = reinterpret_cast<VT*>(nxt);
-        for (int q = tid; q < (R - 1) * (SW / CW); q += nt) to[q] = from[q];
-      }
+    const bool more = i0 + tr < i_end;
+    if (kWindows == 2 && more) {
+      conv2d_issue_rows<T, R, TC, true, PU>(c, nxt, R - 1, rows, i0 + tr, j0);
+      copy_halo(nxt);
     }
-    conv2d_optimized_tile<T, R, ROWS, kVec, PU, TC>(c, cur, tr, i0, j0);
-    T* t = cur;
-    cur = nxt;
-    nxt = t;
+    conv2d_optimized_tile<T, R, ROWS, true, PU, TC>(c, cur, tr, i0, j0);
+    if (!more) break;
+    if constexpr (kWindows == 1) {
+      __syncthreads();  // every thread is done reading the window
+      copy_halo(cur);
+      __syncthreads();  // the halo rows are copied before the new rows overwrite them
+      conv2d_issue_rows<T, R, TC, true, PU>(c, cur, R - 1, rows, i0 + tr, j0);
+    } else {
+      T* t = cur;
+      cur = nxt;
+      nxt = t;
+    }
+    i0 += tr;
   }
 }
 

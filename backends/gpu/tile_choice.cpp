@@ -229,31 +229,42 @@ bool sgemm_only_tile(const TileConfig& t) {
 }
 }  // namespace
 
-
-ConvOptChoice conv2d_opt_choice() {
-  ConvOptChoice c;  // the default: the one-tile kernel
+ConvOptChoice conv2d_opt_choice(const DeviceProps& d) {
+  ConvOptChoice c;
   const char* e = std::getenv("TILEKIT_CONV_OPT");
-  if (!e || !*e) return c;
-  std::string v(e);
-  const std::string bad =
-      "TILEKIT_CONV_OPT='" + v + "': expected tile, aligned, strip<N>, stripw, or strip<N|w>-aligned / -wide";
+  // Unset: the measured best on NVIDIA (devices with cp.async: kConvOptDefault); elsewhere
+  // (AMD, not measured) the one-tile kernel with vector-padded rows.
+  std::string v = e && *e ? std::string(e) : d.async_copy ? std::string(kConvOptDefault) : std::string("tile");
+  const std::string bad = "TILEKIT_CONV_OPT='" + v +
+                          "': expected tile, aligned, strip<N>, stripw, walk<N>, walkw, optionally followed by -wide";
   if (v == "tile") return c;
-  if (v == "aligned") return {1, true, false};
-  for (const std::string suffix : {"-aligned", "-wide"})
+  c.aligned = true;
+  if (v == "aligned") return c;
+  if (v == "aligned-occ") {
+    c.capped = true;
+    return c;
+  }
+  for (const std::string suffix : {"-aligned", "-wide"})  // (-aligned: the strip kernels always are)
     if (v.size() > suffix.size() && v.compare(v.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      c.aligned = true;
       c.wide = suffix == "-wide";
       v.resize(v.size() - suffix.size());
       break;
     }
-  if (v.rfind("strip", 0) != 0 || v.size() == 5) throw Error(bad);
-  const std::string n = v.substr(5);
-  if (n == "w") {
+  if (v.rfind("strip", 0) == 0) {
+    c.windows = 2;
+    v = v.substr(5);
+  } else if (v.rfind("walk", 0) == 0) {
+    c.windows = 1;
+    v = v.substr(4);
+  } else {
+    throw Error(bad);
+  }
+  if (v == "w") {
     c.steps = -1;
     return c;
   }
-  if (n.size() > 4 || n.find_first_not_of("0123456789") != std::string::npos) throw Error(bad);
-  c.steps = std::stoi(n);
+  if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos) throw Error(bad);
+  c.steps = std::stoi(v);
   if (c.steps < 1) throw Error(bad);
   return c;
 }
@@ -554,49 +565,6 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         if (opt && unrolled)
           pl.kernel = "conv2d_optimized<" + dt + ", R=" + std::to_string(p.k) + " unrolled, " + std::to_string(per) +
                       " rows x " + std::to_string(16 / e) + " columns per thread>";
-        if (const ConvOptChoice oc = opt && unrolled && p.k <= kConvStripMaxFilter ? conv2d_opt_choice() : ConvOptChoice{};
-            oc.steps != 0) {
-          // The strip kernel (conv2d.cuh): one window, or two alternating when a block walks
-          // down more than one tile.
-          const int unit = (oc.aligned ? 32 : 16) / int(e);
-          const int pad = (int(p.k) / 2 + unit - 1) / unit * unit;
-          // The wide tile: 16 rows (the vertical halo is read once per strip, so short tiles
-          // cost little) of 256 columns, at most 256 threads.
-          TileConfig st = t;
-          int sbx = bx, sby = by;
-          if (oc.wide && req.is_auto()) {
-            st = TileConfig{kConvWideRows, kConvWideCols, 0};
-            sbx = optimized_block_x(st);
-            sby = optimized_block_y(st);
-          }
-          const long long tiles_y = (p.m + st.rows - 1) / st.rows, tiles_x = (p.n + st.cols - 1) / st.cols;
-          auto smem = [&](int steps) {
-            return std::size_t(steps > 1 ? 2 : 1) * std::size_t(st.rows + p.k - 1) * std::size_t(st.cols + 2 * pad) * e;
-          };
-          long long steps = oc.steps;
-          if (steps < 0) {
-            // One wave: as many column-strip segments as resident blocks (two windows each).
-            const Occupancy o = estimate_occupancy(d, sbx * sby, smem(2), regs_of(p.op, v, p.dtype, st));
-            const long long slots = std::max(1LL, (long long)d.sm_count * std::max(1, o.blocks_per_sm));
-            const long long segs = std::max(1LL, slots / std::max(1LL, tiles_x));
-            steps = (tiles_y + segs - 1) / segs;
-          }
-          steps = std::max(1LL, std::min(steps, std::max(1LL, tiles_y)));
-          if (smem(int(steps)) <= optin_limit(d)) {
-            pl.tile = st;
-            pl.block_x = sbx;
-            pl.block_y = sby;
-            pl.outputs_per_thread = (st.rows + sby - 1) / sby * ((st.cols + sbx - 1) / sbx);
-            pl.conv_steps = int(steps);
-            pl.conv_pad_unit = unit;
-            pl.smem_bytes = pl.dynamic_smem_bytes = smem(int(steps));
-            pl.kernel = "conv2d_optimized<" + dt + ", R=" + std::to_string(p.k) + " unrolled, " + std::to_string(per) +
-                        " rows x " + std::to_string(16 / e) + " columns per thread, " +
-                        (steps > 1 ? "walking " + std::to_string(steps) + " tiles down a column strip, " : std::string()) +
-                        "rows padded to " + (oc.aligned ? "32-byte sectors" : "16-byte vectors") +
-                        (st.cols != t.cols ? ", " + st.str() + " tile" : std::string()) + ">";
-          }
-        }
         else if (opt)
           pl.kernel = "conv2d_tiled<" + dt + "> (R > " + std::to_string(kConvUnrolledMaxFilter) +
                       " has no unrolled kernel)";
@@ -606,6 +574,54 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                            ? ", " + std::to_string(tiled_rows(t)) + " rows per thread, 64 wide compiled"
                            : std::string()) +
                       ", tile layer" + (d.async_copy ? ", asynchronous loads" : "") + ">";
+        if (const ConvOptChoice oc = opt && unrolled && p.k <= kConvStripMaxFilter ? conv2d_opt_choice(d) : ConvOptChoice{};
+            oc.aligned) {
+          // TILEKIT_CONV_OPT (conv2d.cuh): rows padded to 32-byte sectors; with steps, the strip
+          // kernel walking down a column strip with one window or two alternating.
+          const int unit = 32 / int(e);
+          const int pad = (int(p.k) / 2 + unit - 1) / unit * unit;
+          // The wide tile: 16 rows (the vertical halo is read once per strip, so short tiles
+          // cost little) of 256 columns, at most 256 threads.
+          TileConfig st = t;
+          int sbx = bx, sby = by;
+          if (oc.steps != 0 && oc.wide && req.is_auto()) {
+            st = TileConfig{kConvWideRows, kConvWideCols, 0};
+            sbx = optimized_block_x(st);
+            sby = optimized_block_y(st);
+          }
+          const long long tiles_y = (p.m + st.rows - 1) / st.rows, tiles_x = (p.n + st.cols - 1) / st.cols;
+          auto smem = [&](int steps) {
+            return std::size_t(steps > 1 ? oc.windows : 1) * std::size_t(st.rows + p.k - 1) *
+                   std::size_t(st.cols + 2 * pad) * e;
+          };
+          long long steps = oc.steps;
+          if (steps < 0) {
+            // One wave: as many column-strip segments as resident blocks.
+            const Occupancy o = estimate_occupancy(d, sbx * sby, smem(2), regs_of(p.op, v, p.dtype, st));
+            const long long slots = std::max(1LL, (long long)d.sm_count * std::max(1, o.blocks_per_sm));
+            const long long segs = std::max(1LL, slots / std::max(1LL, tiles_x));
+            steps = (tiles_y + segs - 1) / segs;
+          }
+          if (steps != 0) steps = std::max(1LL, std::min(steps, std::max(1LL, tiles_y)));
+          if (smem(int(steps)) <= optin_limit(d)) {
+            pl.tile = st;
+            pl.block_x = sbx;
+            pl.block_y = sby;
+            pl.outputs_per_thread = (st.rows + sby - 1) / sby * ((st.cols + sbx - 1) / sbx);
+            pl.conv_steps = int(steps);
+            pl.conv_windows = steps > 1 ? oc.windows : 1;
+            pl.conv_pad_unit = unit;
+            pl.conv_capped = oc.capped;
+            pl.smem_bytes = pl.dynamic_smem_bytes = smem(int(steps));
+            pl.kernel = "conv2d_optimized<" + dt + ", R=" + std::to_string(p.k) + " unrolled, " + std::to_string(per) +
+                        " rows x " + std::to_string(16 / e) + " columns per thread, " +
+                        (steps > 0 ? "walking " + std::to_string(steps) + " tiles down a column strip with " +
+                                         std::to_string(pl.conv_windows) + " window(s), "
+                                   : std::string()) +
+                        "rows padded to 32-byte sectors" + (oc.capped ? ", registers capped" : "") +
+                        (st.cols != t.cols ? ", " + st.str() + " tile" : std::string()) + ">";
+          }
+        }
       }
       break;
   }

@@ -74,7 +74,9 @@ struct LaunchPlan {
   int sgemm = 0;                   // float gemm optimized: index into kSgemmVariants (0: gemm.cuh's kernel)
   int conv_steps = 0;              // conv2d optimized: tiles a block walks down its column strip
                                    // (conv2d_strip_kernel); 0: the one-tile kernel
-  int conv_pad_unit = 0;           // ... and its rows' padding unit in elements (vector or sector)
+  int conv_pad_unit = 0;           // ... its rows' padding unit in elements: 0 (a vector) or a sector
+  int conv_windows = 1;            // ... and its windows in shared memory (2: the next in flight)
+  bool conv_capped = false;        // ... aligned-occ: registers capped for 10 blocks/SM (float R = 3, 5)
   Occupancy occupancy;             // estimate_occupancy(props, threads, smem, regs_estimate)
   int threads() const { return block_x * block_y; }
 };
@@ -166,20 +168,26 @@ constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_
   return {async_copy && elem_bytes == 8 && r == 5 ? 16 : kConvTiledRowsPerThread};
 }
 // conv2d optimized, TILEKIT_CONV_OPT (a measuring knob, read at every plan):
-//   tile            the one-tile kernel (conv2d_optimized_kernel)
-//   aligned         one tile a block, window rows padded to 32-byte sectors (conv2d_strip_kernel)
-//   strip<N>        a block walks down N tiles of its column strip, keeping the R - 1 halo rows
-//   stripw          as many tiles as make the grid one wave of resident blocks
-//   strip<N|w>-aligned  both
-//   strip<N|w>-wide     both, on a 16 x kConvWideCols tile (the automatic tile only): half the
-//                       halo columns per output
-// The strip kernel is compiled for R <= kConvStripMaxFilter; larger R runs the one-tile kernel.
+//   tile            the one-tile kernel, window rows padded to 16-byte vectors
+//   aligned         the one-tile kernel, window rows padded to 32-byte sectors each side
+//   aligned-occ     the same, registers capped at 48 (launch bounds) for float R = 3 and 5
+//   strip<N>        aligned, and a block walks down N tiles of its column strip keeping the R - 1
+//                   halo rows in shared memory, the next tile's rows in flight in a second window
+//   walk<N>         the same with one window (the next rows loaded after the compute)
+//   stripw, walkw   as many tiles as make the grid one wave of resident blocks
+//   ...-wide        (strip and walk) on a 16 x kConvWideCols tile (the automatic tile only)
+// These are compiled for R <= kConvStripMaxFilter; larger R runs the one-tile kernel. The strip
+// kernel takes images that allow 16-byte vectors; others run the aligned one-tile kernel.
 struct ConvOptChoice {
-  int steps = 0;       // 0: the one-tile kernel; -1: one wave (the plan works it out)
+  int steps = 0;        // 0: one tile a block; -1: one wave (the plan works it out)
   bool aligned = false;
   bool wide = false;
+  int windows = 1;
+  bool capped = false;
 };
-ConvOptChoice conv2d_opt_choice();
+ConvOptChoice conv2d_opt_choice(const DeviceProps& d);
+// What an unset TILEKIT_CONV_OPT means on NVIDIA devices with cp.async: the measured best.
+inline constexpr const char* kConvOptDefault = "tile";
 inline constexpr int kConvStripMaxFilter = 9;
 inline constexpr int kConvWideCols = 256, kConvWideRows = 16;
 constexpr int conv2d_optimized_pad(int r, int elem_bytes) {

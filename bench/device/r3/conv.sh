@@ -35,21 +35,30 @@ git log --oneline -1 >"$O/commit.txt" 2>&1
 
 # 1. Conformance of cuda conv2d (optimized; the tiled rows as a control) under each option.
 tests="*Conformance.Conv2d*/cuda_*:*Conformance.RepeatedRuns*/cuda_optimized*:TileChoiceDevices.ConvOptimized*"
-for o in tile aligned strip2 strip8-aligned stripw strip3-wide; do
+for o in tile aligned aligned-occ strip2 walk3 stripw walk8-wide strip3-wide; do
   step "tests-$o" 25 env TILEKIT_CONV_OPT=$o "$B/tests/tilekit_tests" --gtest_filter="$tests" --gtest_brief=1
   grep -E "PASSED|FAILED" "$O/tests-$o.txt" | head -3 >>"$O/summary.txt"
 done
 
-# 2. compare at R = 3 and 5 per option (memcpy peer in each run); JSON beside the table.
-opts=${CONV_OPTS:-"tile aligned strip8 stripw strip8-aligned stripw-aligned stripw-wide"}
-for k in 5 3; do
-  for o in $opts; do
-    step "compare-k$k-$o" 20 env TILEKIT_CONV_OPT=$o "$T" compare conv2d --backends cuda --size 8192 --k $k \
-      --json "$O/compare-k$k-$o.json"
-  done
+# 2. compute-sanitizer on the new kernels: the strip kernel (one and two windows, both widths,
+#    several steps, partial tiles and strips) on vector shapes, the aligned one-tile kernel on
+#    an odd shape (element path), float and double.
+san() {  # san TOOL OPT DTYPE M N K
+  step "san-$1-$2-$3-$4x$5-r$6" 30 env TILEKIT_CONV_OPT=$2 compute-sanitizer --tool "$1" --error-exitcode 9 \
+    "$T" run conv2d --backend cuda --variant optimized --dtype "$3" --m "$4" --n "$5" --k "$6" --reps 1
+}
+for tool in memcheck racecheck; do
+  san $tool walk3 float 300 260 5
+  san $tool strip2 double 517 132 3
+  san $tool strip3-wide float 300 260 7
+  san $tool aligned float 97 89 5
 done
-# One line per run: the optimized row's GB/s, its share of the memcpy row, the launch it reports.
-python3 - "$O" >"$O/ratios.txt" 2>&1 <<'PY'
+grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$O"/san-*.txt >>"$O/summary.txt" 2>/dev/null
+
+# 3. compare per option (memcpy peer in each run); JSON beside the table. R = 5 (all options),
+#    then R = 3 (fewer), then ncu.
+ratios() {
+  python3 - "$O" >"$O/ratios.txt" 2>&1 <<'PY'
 import glob, json, os, sys
 out = sys.argv[1]
 best = {}
@@ -71,28 +80,25 @@ for f in sorted(glob.glob(os.path.join(out, "compare-k*-*.json"))):
           f"  launch: {opt_row.get('launch')}")
     if k == "k5" and opt != "tile" and opt_row.get("verified") and ratio > best.get("r", 0):
         best = {"r": ratio, "opt": opt}
-open(os.path.join(out, "best.txt"), "w").write(best.get("opt", "strip8") + "\n")
+open(os.path.join(out, "best.txt"), "w").write(best.get("opt", "aligned") + "\n")
 PY
-cat "$O/ratios.txt" >>"$O/summary.txt"
-best=$(cat "$O/best.txt" 2>/dev/null || echo strip8)
-
-# 3. compute-sanitizer on the strip kernel (two steps and more, partial tiles): an odd shape
-#    (element path) and a vector shape with a partial strip, float and double.
-san() {  # san TOOL OPT DTYPE M N K
-  step "san-$1-$2-$3-$4x$5-r$6" 30 env TILEKIT_CONV_OPT=$2 compute-sanitizer --tool "$1" --error-exitcode 9 \
-    "$T" run conv2d --backend cuda --variant optimized --dtype "$3" --m "$4" --n "$5" --k "$6" --reps 1
 }
-san memcheck strip2-aligned float 97 89 5
-san memcheck strip2 double 517 132 3
-san memcheck strip3-wide float 300 260 7
-san racecheck strip2-aligned float 97 89 5
-san racecheck strip2 double 517 132 3
-grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$O"/san-*.txt >>"$O/summary.txt" 2>/dev/null
+cmpk() {  # cmpk K OPT
+  step "compare-k$1-$2" 20 env TILEKIT_CONV_OPT=$2 "$T" compare conv2d --backends cuda --size 8192 --k $1 \
+    --json "$O/compare-k$1-$2.json"
+}
+for o in ${CONV_OPTS5:-tile aligned aligned-occ walk4 walk16 walkw walk8-wide strip8-wide}; do cmpk 5 $o; done
+ratios
+best=$(cat "$O/best.txt" 2>/dev/null || echo aligned)
 
+for o in $(echo tile aligned aligned-occ walk8 "$best" | tr ' ' '\n' | awk '!seen[$0]++'); do cmpk 3 $o; done
 # 4. ncu: L2 and DRAM bytes of one kernel run, the best option against the one-tile kernel.
 for o in "$best" tile; do
-  step "ncu-k5-$o" 40 env TILEKIT_CONV_OPT=$o ncu --clock-control none -k regex:conv2d_ -c 1 \
+  step "ncu-k5-$o" 30 env TILEKIT_CONV_OPT=$o ncu --clock-control none -k regex:conv2d_ -c 1 \
     --metrics lts__t_bytes.sum,dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
     "$T" run conv2d --backend cuda --variant optimized --size 8192 --k 5 --reps 1
 done
+
+ratios
+cat "$O/ratios.txt" >>"$O/summary.txt"
 log "done"
