@@ -139,33 +139,29 @@ __device__ __forceinline__ void gpu_load_strided(const ScratchView<T, kLd>& dst,
 
 // PMPP's own load (Fig. 5.13), for a block shaped like the lane grid: each lane copies the one
 // element it stands on, through a register (a 4-byte cp.async costs more issue slots than the
-// load and store it replaces). One straight-line 64-bit form, with no 32-bit variant to choose
-// per call: in a K loop the compiler then turns the addresses into pointer increments, as in
-// the hand-written kernel (the branch between the two forms cost the tiled gemm ~25 issue slots
-// a step on the H200: bench/device/probes/gemm_tiled_probe.cu, NOTES.md).
-template <class T, class View>
-__device__ __forceinline__ void gpu_load_lane(const View& dst, const GlobalView<T>& src, index_t r0, index_t c0,
-                                              Lane lane) {
-  using U = unsigned long long;
-  const index_t gy = r0 + lane.y, gx = c0 + lane.x;
-  const bool ok = U(gy) < U(src.rows) && U(gx) < U(src.cols);  // also false below 0
-  dst.data[lane.y * dst.ld() + lane.x] = ok ? src.data[gy * src.ld + gx] : T(0);
+// load and store it replaces).
+template <class I, class T, class View>
+__device__ __forceinline__ void gpu_load_lane(const View& dst, const GlobalView<T>& src, I r0, I c0, Lane lane) {
+  using U = std::make_unsigned_t<I>;
+  const I gy = r0 + lane.y, gx = c0 + lane.x;
+  const bool ok = U(gy) < U(I(src.rows)) && U(gx) < U(I(src.cols));  // also false below 0
+  dst.data[lane.y * dst.ld() + lane.x] = ok ? src.data[gy * I(src.ld) + gx] : T(0);
 }
 
-// Returns whether it issued asynchronous copies (the next barrier must wait for them).
 template <class T, class View>
-__device__ __forceinline__ bool gpu_load(const View& dst, const GlobalView<T>& src, index_t row0, index_t col0,
+__device__ __forceinline__ void gpu_load(const View& dst, const GlobalView<T>& src, index_t row0, index_t col0,
                                          Lane lane, Dim2 lanes) {
-  if (dst.rows == lanes.y && dst.cols == lanes.x) {
-    gpu_load_lane(dst, src, row0, col0, lane);
-    return false;
-  }
   const bool small = src.rows * src.ld < index_t(1) << 31 && row0 > -(index_t(1) << 30) && col0 > -(index_t(1) << 30);
-  if (small)
+  if (dst.rows == lanes.y && dst.cols == lanes.x) {
+    if (small)
+      gpu_load_lane<int>(dst, src, int(row0), int(col0), lane);
+    else
+      gpu_load_lane<index_t>(dst, src, row0, col0, lane);
+  } else if (small) {
     gpu_load_strided<int>(dst, src, row0, col0, lane.id, lanes.count());
-  else
+  } else {
     gpu_load_strided<index_t>(dst, src, row0, col0, lane.id, lanes.count());
-  return TILEKIT_TILE_ASYNC_COPY;
+  }
 }
 
 // The launch's constants: copies in constant memory, one per translation unit (static), filled
@@ -212,12 +208,9 @@ class GpuTile {
     for (int r = int(threadIdx.y); r < rows; r += int(blockDim.y))
       for (int c = int(threadIdx.x); c < cols; c += int(blockDim.x)) f(r, c);
   }
-  // Loads may be asynchronous copies: a barrier first waits for this thread's, if it issued
-  // any since the last one (a wait with nothing in flight still costs the tiled gemm 4%), then
-  // for everyone.
+  // Loads are asynchronous copies: a barrier first waits for this thread's, then for everyone.
   __device__ void barrier() const {
-    if (pending_) detail::copy_async_wait_all();
-    pending_ = false;
+    detail::copy_async_wait_all();
     __syncthreads();
   }
 
@@ -241,9 +234,8 @@ class GpuTile {
   }
   template <class T, int kLd>
   __device__ void load(const ScratchView<T, kLd>& dst, const GlobalView<T>& src, index_t row0, index_t col0) const {
-    pending_ |= detail::gpu_load(dst, src, row0, col0,
-                                 Lane{int(threadIdx.x), int(threadIdx.y), int(threadIdx.y * blockDim.x + threadIdx.x)},
-                                 lanes());
+    detail::gpu_load(dst, src, row0, col0,
+                     Lane{int(threadIdx.x), int(threadIdx.y), int(threadIdx.y * blockDim.x + threadIdx.x)}, lanes());
   }
   template <class T>
   __device__ const T* constants_as() const {
@@ -255,7 +247,6 @@ class GpuTile {
   unsigned char* smem_;
   std::size_t used_ = 0, cap_;
   index_t tx_, ty_;
-  mutable bool pending_ = false;  // copies issued since the last barrier
 };
 
 namespace detail {

@@ -122,11 +122,9 @@ class KokkosGpuTile {
     for (int r = lane_.y; r < rows; r += lanes_.y)
       for (int c = lane_.x; c < cols; c += lanes_.x) f(r, c);
   }
-  // Loads may be asynchronous copies on GPUs that have them: wait for this thread's first, if it
-  // issued any since the last barrier.
+  // Loads are asynchronous copies on GPUs that have them: wait for this thread's first.
   KOKKOS_INLINE_FUNCTION void barrier() const {
-    KOKKOS_IF_ON_DEVICE((if (pending_) detail::copy_async_wait_all();))
-    pending_ = false;
+    KOKKOS_IF_ON_DEVICE((detail::copy_async_wait_all();))
     m_.team_barrier();
   }
 
@@ -150,7 +148,7 @@ class KokkosGpuTile {
   template <class T, int kLd>
   KOKKOS_INLINE_FUNCTION void load(const ScratchView<T, kLd>& dst, const GlobalView<T>& src, index_t row0,
                                    index_t col0) const {
-    KOKKOS_IF_ON_DEVICE((pending_ |= detail::gpu_load(dst, src, row0, col0, lane_, lanes_);))
+    KOKKOS_IF_ON_DEVICE((detail::gpu_load(dst, src, row0, col0, lane_, lanes_);))
     KOKKOS_IF_ON_HOST((Kokkos::abort("tilekit tile kernel: the GPU tile ran on the host");))
   }
 
@@ -162,7 +160,6 @@ class KokkosGpuTile {
   Dim2 lanes_;
   Lane lane_;
   const void* constants_;
-  mutable bool pending_ = false;  // copies issued since the last barrier
 };
 
 namespace detail {
