@@ -36,7 +36,6 @@ struct Conv2dTiled {
   // kernel, double's spill at R >= 7).
   static constexpr int kMaxLanes = kCols > 0 ? 256 : 1024;
   static constexpr int kMinTilesPerSM = kCols > 0 ? (kRows > 8 ? 4 : sizeof(T) == 4 ? 8 : 6) : 1;
-  static constexpr int kKokkosMinTilesPerSM = kCols > 0 ? 4 : 1;  // 64 registers: a team spills in 40
 
   static std::size_t scratch_bytes(int r, int rows, int cols) {
     return tile::scratch_bytes<T>(rows + r - 1, cols + 2 * conv2d_window_pad<T>(r));

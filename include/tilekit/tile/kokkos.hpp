@@ -58,20 +58,6 @@ inline std::size_t kokkos_scratch_request(std::size_t bytes) {
   return bytes + kScratchAlign <= most ? bytes + kScratchAlign : bytes;
 }
 
-// The tiles per SM a Kokkos GPU launch budgets registers for: the kernel's kKokkosMinTilesPerSM
-// if it has one, else its kMinTilesPerSM. (A Kokkos team costs a few registers of its own: the
-// conv2d tiled kernel that fits 32 registers as a CUDA block spills 224 bytes as a Kokkos team.)
-#if defined(__CUDACC__) || defined(__HIPCC__)
-template <class K, class = void>
-struct KokkosMinTiles {
-  static constexpr int value = MinTiles<K>::value;
-};
-template <class K>
-struct KokkosMinTiles<K, std::void_t<decltype(K::kKokkosMinTilesPerSM)>> {
-  static constexpr int value = K::kKokkosMinTilesPerSM;
-};
-#endif
-
 // Host spaces: the host executor's tile over the team's scratch.
 template <class K>
 struct KokkosHostTiles {
@@ -188,24 +174,15 @@ void run_kokkos(const Shape& s, const K& kernel) {
 #if defined(__CUDACC__) || defined(__HIPCC__)
     // The most lanes a team of this kernel may have, asked before a policy of that team size is
     // made (Kokkos throws from the constructor past its limit).
-    // The kernel's declared lanes and tiles per SM become Kokkos' launch bounds, as the GPU
-    // executor's __launch_bounds__: without them a 1024-lane team gets the registers of one
-    // block per SM (the tiled gemm: 1.44x the time of a bounded one on the H200).
-    using Policy = Kokkos::TeamPolicy<detail::KokkosExec, Kokkos::LaunchBounds<detail::MaxLanes<K>::value,
-                                                                             detail::KokkosMinTiles<K>::value>>;
-    if (s.lanes.count() > detail::MaxLanes<K>::value)
-      throw Error(std::string("tile kernel '") + s.name + "' is launched with " + std::to_string(s.lanes.count()) +
-                  " lanes per tile but compiled for at most " + std::to_string(detail::MaxLanes<K>::value) +
-                  " (its kMaxLanes)");
     const detail::KokkosGpuTiles<K> f{kernel, s};
-    Policy probe(1, 1);
+    detail::KokkosPolicy probe(1, 1);
     probe.set_scratch_size(0, Kokkos::PerTeam(detail::kokkos_scratch_request(s.scratch_bytes)));
     const int most = probe.team_size_max(f, Kokkos::ParallelForTag());
     if (s.lanes.count() > most)
       throw Error(std::string("tile kernel '") + s.name + "' is launched with " + std::to_string(s.lanes.count()) +
                   " lanes per tile, but Kokkos' " + detail::KokkosExec::name() + " offers teams of at most " +
                   std::to_string(most) + " threads for it");
-    Policy policy(int(s.tiles()), s.lanes.count());
+    detail::KokkosPolicy policy(int(s.tiles()), s.lanes.count());
     policy.set_scratch_size(0, Kokkos::PerTeam(detail::kokkos_scratch_request(s.scratch_bytes)));
     Kokkos::parallel_for(label, policy, f);
 #endif
