@@ -1,11 +1,13 @@
-# The H200's measured ceilings and the comparison on its roofline (cuda and kokkos, float, 8192),
-# 2026-11-23, device tool, bench/device/round2.sh B (build: bench/device/build.sh with Kokkos 4.6.99
-# + CUDA, TILEKIT_KOKKOS_PLUGIN=OFF):
-#   build-device/tilekit roofline --backends cuda,kokkos                          -> h200-ceilings.txt
-#   build-device/tilekit compare gemm transpose conv2d --backends cuda,kokkos --size 8192 --reps 5 \
-#     --json h200-roofline.json --csv h200-roofline.csv --plot h200-roofline.svg   -> h200-roofline.txt
-#   rsvg-convert -w 1400 -o h200-roofline.png h200-roofline.svg                    (here)
-# Two rows of that run stand above their roof: kokkos' *memcpy peer (119-120%: the kokkos ceiling was
-# its parallel_for copy alone; it is now the faster of that and deep_copy, the peer's own copy), and,
-# in the DMMA double gemm of call A (142%), the double ceiling was the DFMA rate (it is now the FP64
-# tensor cores' rate where the GPU has them: 66.8 TFLOP/s measured, h200-ceilings.txt).
+# The H200's measured ceilings, the comparison on its roofline (cuda and kokkos, float, 8192) and the
+# DRAM traffic table, 2026-11-23, device tool (nvidia-h200), commit e96e22a, one call:
+#   bash bench/device/round3.sh build before probe tiled roofline sanitize
+# whose roofline stage is
+#   TILEKIT_BACKENDS=cuda,kokkos bash bench/device/roofline.sh build-device OUT
+# i.e. build-device/tilekit roofline --backends cuda,kokkos                        -> h200-ceilings.txt
+#      build-device/tilekit compare gemm transpose conv2d --backends cuda,kokkos --size 8192 --reps 10 \
+#        --json h200-roofline.json --csv h200-roofline.csv --plot h200-roofline.svg -> h200-roofline.txt
+#      bash bench/device/traffic.sh build-device OUT                             -> h200-traffic.md, .jsonl
+#      rsvg-convert -w 1400 -o h200-roofline.png h200-roofline.svg                (here)
+# (build: bench/device/build.sh with Kokkos 4.6.99 + CUDA linked in, TILEKIT_KOKKOS_PLUGIN=OFF.)
+# Highest row: kokkos' *memcpy peer of transpose at 104% of its roof (its ceiling is the faster of
+# Kokkos' parallel_for copy and deep_copy, measured once; the peer's own timing varies by a few %).

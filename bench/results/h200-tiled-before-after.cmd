@@ -5,3 +5,8 @@
 # (device tool, carried .device .kokkos .final; .final/before = git archive 679a6d4), whose speed
 # stages run bench/tiled_before_after.sh BEFORE AFTER cuda,kokkos 1 -- "gemm --size 4096"
 # "transpose --size 8192" "conv2d --size 8192 --k 5" (each a median of 10 repetitions, device events).
+# Session 3 (appended table), device tool (nvidia-h200), commit e96e22a:
+#   bash bench/device/round3.sh build before probe tiled roofline sanitize
+# whose tiled stage is
+#   bash bench/tiled_before_after.sh .final/before/build-device/tilekit build-device/tilekit cuda,kokkos 2 -- \
+#     "gemm --size 4096" "transpose --size 8192" "conv2d --size 8192 --k 5" "conv2d --size 8192 --k 3"
