@@ -21,4 +21,5 @@ cp -L /usr/include/x86_64-linux-gnu/openblas-pthread/openblas_config.h "$out/dep
 xz -T2 -6 -c $ob/libopenblasp-r0.3.21.so >"$out/deps/lib/x86_64-linux-gnu/libopenblas.so.0.xz"
 cp -L $multi/libgfortran.so.5 $multi/libquadmath.so.0 "$out/deps/lib/x86_64-linux-gnu/"
 cp -r /usr/src/googletest "$out/googletest"
+git -C "$root" rev-parse HEAD >"$out/commit"  # what the device builds (its copy of the tree has no usable git)
 du -sh "$out"

@@ -12,7 +12,7 @@ lib=$root/.device/deps/lib/x86_64-linux-gnu
 export LD_LIBRARY_PATH=$lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 backends=${TILEKIT_BACKENDS:-cuda}
 {
-  echo "git commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || cat "$root/.device/commit" 2>/dev/null)"
+  echo "git commit: $(cat "$root/.device/commit" 2>/dev/null || git -C "$root" rev-parse HEAD 2>/dev/null)"
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem --format=csv
   "$b/tilekit" roofline --backends "$backends"
 } >"$out/ceilings.txt" 2>&1

@@ -58,7 +58,7 @@ measure gemm --variant tiled --size 4096 --tile 32,32,32
 {
   echo "# DRAM traffic per call: PMPP's model against ncu, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
   echo
-  echo "git commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || cat "$root/.device/commit" 2>/dev/null), $(date -u +%FT%TZ)"
+  echo "git commit $(cut -c1-7 "$root/.device/commit" 2>/dev/null || git -C "$root" rev-parse --short HEAD 2>/dev/null), $(date -u +%FT%TZ)"
   echo "command: bash bench/device/traffic.sh $1 (ncu --clock-control none --metrics dram__bytes_read.sum,dram__bytes_write.sum)"
   echo
   python3 "$root/bench/traffic_table.py" "$rows"
