@@ -699,6 +699,14 @@ TEST(TileChoiceDevices, ConvOptimizedStripOptions) {
     EXPECT_EQ(plan_launch(h200(), Variant::tiled, f5, {}).conv_steps, 0);
   }
   {
+    // Unset: the measured best on NVIDIA (kConvOptDefault), the vector-padded kernel on AMD.
+    ConvOptEnv env("tile");
+    ::unsetenv("TILEKIT_CONV_OPT");
+    EXPECT_EQ(plan_launch(h200(), Variant::optimized, f5, {}).conv_pad_unit,
+              std::string(kConvOptDefault) == "tile" ? 0 : 8);
+    EXPECT_EQ(plan_launch(mi250x(), Variant::optimized, f5, {}).conv_pad_unit, 0);
+  }
+  {
     ConvOptEnv env("aligned-occ");
     const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
     EXPECT_EQ(pl.conv_steps, 0);

@@ -187,7 +187,7 @@ struct ConvOptChoice {
 };
 ConvOptChoice conv2d_opt_choice(const DeviceProps& d);
 // What an unset TILEKIT_CONV_OPT means on NVIDIA devices with cp.async: the measured best.
-inline constexpr const char* kConvOptDefault = "tile";
+inline constexpr const char* kConvOptDefault = "aligned";
 inline constexpr int kConvStripMaxFilter = 9;
 inline constexpr int kConvWideCols = 256, kConvWideRows = 16;
 constexpr int conv2d_optimized_pad(int r, int elem_bytes) {
