@@ -1,4 +1,4 @@
-# 2-core AMD EPYC (Zen 4) development machine, 2026-11-23 19:15-19:21 UTC, build of commit 87191c4 (configured as
+# 2-core AMD EPYC (Zen 4) development machine, 2026-11-23 19:15-19:21 UTC, build of commit 4a5b49f (configured as
 # cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DTILEKIT_ENABLE_CUDA=OFF -DTILEKIT_ENABLE_HIP=OFF
 #   -DTILEKIT_ENABLE_KOKKOS=OFF -DTILEKIT_ENABLE_OPENMP=ON; binaries copied aside so later builds could not change them).
 # Loop: wait until the host was <= 35% busy over 3 s (it was 1% each time), then one round; the first 10 rounds kept.
