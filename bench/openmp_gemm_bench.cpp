@@ -7,7 +7,7 @@
 //
 // VARIANT: new (the default driver), prof (new with TILEKIT_OMP_GEMM_PROFILE=1: where each
 // thread's time went, on stderr, per call), scalarpack (TILEKIT_OMP_GEMM_PACKA=scalar), nopf
-// (TILEKIT_OMP_GEMM_APREFETCH=0: no prefetch of the next A micro-panel), staticpack
+// (TILEKIT_OMP_GEMM_APREFETCH=0: no prefetch of the next A micro-panel, the default now), apf (=1), staticpack
 // (TILEKIT_OMP_GEMM_PACK=static: each thread packs a fixed slice), nosteal (TILEKIT_OMP_GEMM_STEAL=0), grid (the round-1
 // driver, TILEKIT_OMP_GEMM=grid), peer (OpenBLAS), each optionally followed by @RxC (a forced
 // thread grid) and/or :ROWS,COLS,DEPTH (an explicit tile). Threads: OMP_NUM_THREADS.
@@ -61,6 +61,7 @@ void set_env(const Variant& v) {
   unsetenv("TILEKIT_OMP_GEMM_PACK");
   if (v.kind == "staticpack") setenv("TILEKIT_OMP_GEMM_PACK", "static", 1);
   if (v.kind == "nopf") setenv("TILEKIT_OMP_GEMM_APREFETCH", "0", 1);
+  if (v.kind == "apf") setenv("TILEKIT_OMP_GEMM_APREFETCH", "1", 1);
   if (v.kind == "prof") setenv("TILEKIT_OMP_GEMM_PROFILE", "1", 1);
   setenv("TILEKIT_OMP_GEMM", v.kind == "grid" ? "grid" : "shared", 1);
   if (v.kind == "nosteal") setenv("TILEKIT_OMP_GEMM_STEAL", "0", 1);

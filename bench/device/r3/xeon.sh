@@ -106,9 +106,9 @@ done
 # 3. 16-thread alternatives (in one process per size, alternating): no stealing, other grids,
 #    other block sizes (ROWS = rows per unit, COLS = the L2 chunk of B, DEPTH = kc).
 vt=${XEON_VTHREADS:-16} v1=${XEON_V1:-2048} v2=${XEON_V2:-4096}
-OMP_NUM_THREADS=$vt step variants.jsonl 25 "$bench" "$v1" 7 new prof nopf staticpack scalarpack nosteal new@4x4 new@2x8 new@1x16 new@8x2 \
+OMP_NUM_THREADS=$vt step variants.jsonl 25 "$bench" "$v1" 7 new prof apf staticpack scalarpack nosteal new@4x4 new@2x8 new@1x16 new@8x2 \
   new:256,672,384 new:518,448,256 new:256,1024,384 new:256,672,512
-OMP_NUM_THREADS=$vt step variants.jsonl 25 "$bench" "$v2" 5 new prof nopf staticpack nosteal new@4x4 new@1x16 new@2x8 new:518,448,256
+OMP_NUM_THREADS=$vt step variants.jsonl 25 "$bench" "$v2" 5 new prof apf staticpack nosteal new@4x4 new@1x16 new@2x8 new:518,448,256
 
 # 4. The FMA ceiling per thread at 1 and 16 threads (tilekit roofline's Highway FMA chains).
 for t in 1 16; do
