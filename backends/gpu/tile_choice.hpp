@@ -128,7 +128,7 @@ inline constexpr SgemmVariant kSgemmVariants[] = {
 inline constexpr int kSgemmVariantCount = int(sizeof(kSgemmVariants) / sizeof(kSgemmVariants[0]));
 inline constexpr int kSgemmPadA = 4;
 // What the plan takes on sm_90 when TILEKIT_SGEMM is unset (the measured best; NOTES.md).
-inline constexpr int kSgemmDefault = 0;
+inline constexpr int kSgemmDefault = 14;  // dual3ef
 constexpr int sgemm_threads(const SgemmVariant& v) { return (v.rows / (4 * v.tm)) * (v.cols / (8 * v.tn)) * 32; }
 // Registers a thread from ptxas (13.0, sm_90, no spills; NOTES.md): 8x8 per thread 127; 16x8 201
 // (256x128, one block per SM; fast copies 223), 211 (128x128x16, two; fast 233), 233 (128x128x32,
