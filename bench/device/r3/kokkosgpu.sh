@@ -61,7 +61,8 @@ cmp() {  # cmp NAME ENV... -- ARGS...: cuda and kokkos in one process (same-run 
 }
 L=TILEKIT_KOKKOS_CONV_LOAD F=TILEKIT_KOKKOS_CONV_FILTER BD=TILEKIT_KOKKOS_CONV_BOUNDS
 # defaults (kokkos timed with CUDA events on its stream, as the cuda backend)
-cmp tc5 X=1 -- transpose conv2d --size 8192 --k 5
+cmp t X=1 -- transpose --size 8192
+cmp c5 X=1 -- conv2d --size 8192 --k 5
 cmp c3 X=1 -- conv2d --size 8192 --k 3
 cmp gemm X=1 -- gemm --size 4096
 # memcheck: the conformance cases of the two kernels (odd shapes: element-wise paths) with the
