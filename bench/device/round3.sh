@@ -13,6 +13,7 @@
 #   tiled      tiled before/after table (bench/tiled_before_after.sh), cuda and kokkos
 #   roofline   bench/device/roofline.sh (ceilings, compare --plot, ncu traffic table)
 #   sanitize   compute-sanitizer's four tools over the tiled kernels
+#   final      the conformance suite on cuda and kokkos and `compare` at 8192 with the merged defaults
 #   <name>     a helper's stage: bench/device/r3/<name>.sh BUILD_DIR OUT_DIR
 # Carried: .device (bench/device/pack.sh), .kokkos (a Kokkos + CUDA install built on the Debian
 # machine from the fetched upstream source, never committed; built for /tmp/kokkos-install), and
@@ -87,6 +88,12 @@ for s in "$@"; do
     roofline)
       stage roofline "$(lim 240)" env TILEKIT_BACKENDS=cuda,kokkos bash bench/device/roofline.sh "$A" "$w/roofline"
       grep -E "^compare|^(cuda|kokkos) " "$w/roofline/h200-roofline.txt" >>"$w/summary.txt" 2>/dev/null ;;
+    final)  # the merged tree's defaults: the conformance suite on cuda and kokkos, then one comparison
+      stage conformance "$(lim 150)" "$A/tests/tilekit_tests" --gtest_filter='*cuda*:*kokkos*' --gtest_brief=1
+      grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$w/conformance.log" >>"$w/summary.txt"
+      stage compare "$(lim 150)" "$A/tilekit" compare gemm transpose conv2d --backends cuda,kokkos --size 8192 --reps 10 \
+        --json "$w/h200-final-8192.json"
+      grep -E "^(gemm|transpose|conv2d) " "$w/compare.log" >>"$w/summary.txt" ;;
     sanitize)
       # The tile layer's kernels (its tests, the tiled variants' conformance cases), each tool once.
       stage sanitize "$(lim 90)" bash -c "for tool in memcheck racecheck synccheck initcheck; do
