@@ -48,4 +48,20 @@ inline void launch_kernel(const void* kernel, const LaunchPlan& pl, int blocks, 
   if (after != gpuSuccess) throw_gpu_error(after, name, __FILE__, __LINE__);
 }
 
+// Groups of asynchronous copies (cp.async, sm_80+; no-ops elsewhere), for the multi-stage kernels.
+namespace async_group {
+__device__ __forceinline__ void commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+// Waits until at most `pending` of this thread's committed groups are still in flight.
+template <int pending>
+__device__ __forceinline__ void wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
+#endif
+}
+}  // namespace async_group
+
 }  // namespace tilekit::gpu

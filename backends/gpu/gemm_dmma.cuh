@@ -56,18 +56,8 @@ __device__ __forceinline__ void copy(double* dst_shared, const double* src, int 
   for (int e = 0; e < size / 8; ++e) dst_shared[e] = e * 8 < bytes ? src[e] : 0.0;
 #endif
 }
-__device__ __forceinline__ void commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-// Waits until at most `pending` of this thread's committed groups are still in flight.
-template <int pending>
-__device__ __forceinline__ void wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
-#endif
-}
+using async_group::commit;
+using async_group::wait;
 
 // c[0..1] += A(8x4) * B(4x8) for this lane's two elements of C (fragments as above). Below sm_80
 // the same product from warp shuffles: correct, slow, and never chosen by the plan there.

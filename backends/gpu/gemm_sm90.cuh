@@ -62,18 +62,8 @@ __device__ __forceinline__ void copy_full(float* dst_shared, const float* src) {
   for (int e = 0; e < size / 4; ++e) dst_shared[e] = src[e];
 #endif
 }
-__device__ __forceinline__ void commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-// Waits until at most `pending` of this thread's committed groups are still in flight.
-template <int pending>
-__device__ __forceinline__ void wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
-#endif
-}
+using async_group::commit;
+using async_group::wait;
 
 // Threads of a BM x BN block of TM x TN thread tiles (warps of 4 TM x 8 TN).
 constexpr int threads(int bm, int bn, int tm, int tn) { return (bm / (4 * tm)) * (bn / (8 * tn)) * 32; }
