@@ -102,6 +102,27 @@ struct LoadBlock {
   }
 };
 
+// block_walk(): `steps` blocks from a corner that hangs over the top-left border, moving by
+// (dr, dc) and out over the bottom-right one; each block is copied out as loaded.
+struct WalkBlocks {
+  tile::GlobalView<float> src;
+  float* out;  // tiles x steps x (rows x cols)
+  int rows, cols, steps;
+  tk::index_t row0, col0, dr, dc;
+  template <class Tile>
+  TILEKIT_TILE_FN void operator()(Tile& t) const {
+    auto s = tile::scratch<float>(t, rows, cols);
+    auto w = tile::block_walk(t, s, src, row0 + t.x(), col0, dr, dc);
+    for (int i = 0; i < steps; ++i, w.next()) {
+      t.load(w);
+      t.barrier();
+      float* o = out + (t.x() * steps + i) * rows * cols;
+      t.for_each(rows, cols, [&](int r, int c) { o[r * cols + c] = s(r, c); });
+      t.barrier();
+    }
+  }
+};
+
 std::vector<std::string> launchable_available() {
   std::vector<std::string> out;
   for (const std::string& b : tile::launchable_backends())
@@ -213,6 +234,38 @@ TEST_P(TileLayer, LoadZeroFillsOutsideAPaddedMatrix) {
         const float want = i >= 0 && i < rows && j >= 0 && j < cols ? float(i * 100 + j) : 0.f;
         ASSERT_EQ(got[std::size_t((t * br + r) * bc + c)], want) << "tile " << t << " (" << r << ", " << c << ")";
       }
+}
+
+// Blocks shaped like the lane grid (the GPU executors' per-lane form) and not (the general one).
+TEST_P(TileLayer, BlockWalkVisitsEveryBlockZeroOutside) {
+  const tk::index_t rows = 23, cols = 19, ld = 24;
+  std::vector<float> host(std::size_t(rows * ld), std::nanf(""));
+  for (tk::index_t i = 0; i < rows; ++i)
+    for (tk::index_t j = 0; j < cols; ++j) host[std::size_t(i * ld + j)] = float(i * 100 + j);
+  tk::Matrix<float> src(be(), rows, cols, ld);
+  src.upload(host);
+  struct Case {
+    int br, bc;
+    tk::index_t dr, dc;
+  };
+  for (const Case& k : {Case{4, 8, 3, 2}, Case{4, 8, 0, 8}, Case{4, 8, 4, 0}, Case{9, 12, 5, 3}, Case{3, 5, 0, 5}}) {
+    const int tiles = 3, steps = 8;
+    const tk::index_t row0 = -5, col0 = -7;
+    tk::Matrix<float> out(be(), tiles * steps * k.br, k.bc);
+    tile::launch(be(), {tiles, 1, {8, 4}, tile::scratch_bytes<float>(k.br, k.bc), "walk"},
+                 WalkBlocks{{src.data(), rows, cols, ld}, out.data(), k.br, k.bc, steps, row0, col0, k.dr, k.dc});
+    const std::vector<float> got = out.download();
+    for (int t = 0; t < tiles; ++t)
+      for (int s = 0; s < steps; ++s)
+        for (int r = 0; r < k.br; ++r)
+          for (int c = 0; c < k.bc; ++c) {
+            const tk::index_t i = row0 + t + s * k.dr + r, j = col0 + s * k.dc + c;
+            const float want = i >= 0 && i < rows && j >= 0 && j < cols ? float(i * 100 + j) : 0.f;
+            ASSERT_EQ(got[std::size_t(((t * steps + s) * k.br + r) * k.bc + c)], want)
+                << k.br << "x" << k.bc << " step (" << k.dr << ", " << k.dc << "): tile " << t << ", block " << s
+                << " (" << r << ", " << c << ")";
+          }
+  }
 }
 
 TEST_P(TileLayer, RunsAfterTheBackendsOwnOperationsWithoutASynchronize) {

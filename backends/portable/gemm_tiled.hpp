@@ -38,14 +38,16 @@ struct GemmTiled {
     auto acc = tile::lane_state<T, kRows>(t);  // lane (x, y) sums C's column x, rows y kRows + i
     const index_t row0 = t.y() * tr, col0 = t.x() * tc;
     const tile::GlobalView<T> a{g.a, g.m, g.k, g.lda}, b{g.b, g.k, g.n, g.ldb};
+    auto a_blocks = tile::block_walk(t, as, a, row0, 0, 0, td);  // along this tile's rows of A
+    auto b_blocks = tile::block_walk(t, bs, b, 0, col0, td, 0);  // down its columns of B
 
     t.for_lanes([&](tile::Lane l) {
       TILEKIT_TILE_UNROLL
       for (int i = 0; i < kRows; ++i) acc(l, i) = T(0);
     });
-    for (index_t p0 = 0; p0 < g.k; p0 += td) {
-      t.load(as, a, row0, p0);
-      t.load(bs, b, p0, col0);
+    for (index_t p0 = 0; p0 < g.k; p0 += td, a_blocks.next(), b_blocks.next()) {
+      t.load(a_blocks);
+      t.load(b_blocks);
       t.barrier();  // the blocks are complete before anyone reads them
       if constexpr (kS > 0) {
         // Every lane walks the block's depth with its sums in registers. CPUs: the lane loop

@@ -23,7 +23,8 @@
 // GPU, iterations of a vectorised loop on a CPU) and scratch (shared memory / team scratch / an
 // L1-sized buffer). The kernel body is tile-uniform code that runs phases: t.for_lanes(f)
 // calls f for every lane, t.for_each(n, f) shares n items out among the lanes, t.load(...)
-// copies a block of a matrix into scratch (zero outside it). t.barrier() separates phases: what
+// copies a block of a matrix into scratch (zero outside it; tile::block_walk for a sequence of
+// blocks, as PMPP's phases over K load). t.barrier() separates phases: what
 // one lane writes to scratch, another may read only after a barrier.
 //
 // Rules (the checking executor, tile::check(), enforces them on the CPU):
@@ -82,6 +83,18 @@ TILEKIT_TILE_FN auto scratch(Tile& t, int rows) {
 template <class T, int N = 1, class Tile>
 TILEKIT_TILE_FN auto lane_state(Tile& t) {
   return t.template make_lane_state<T, N>();
+}
+
+// The blocks of src that the tile copies into dst one after another (PMPP's phases over K):
+// the block at (row0, col0) first; w.next() moves it by (step_rows, step_cols); t.load(w) copies
+// the current one, zero outside src, as t.load(dst, src, row, col) would. Make it once per tile,
+// before the loop: on GPUs each lane's address and bounds are worked out here and next() only
+// adds the step, where t.load(dst, src, row, col) works them out at every call. Like a load,
+// next() is tile-uniform: call it outside phases, in every lane's path alike.
+template <class View, class T, class Tile>
+TILEKIT_TILE_FN auto block_walk(Tile& t, const View& dst, const GlobalView<T>& src, index_t row0, index_t col0,
+                                index_t step_rows, index_t step_cols) {
+  return t.walk(dst, src, row0, col0, step_rows, step_cols);
 }
 
 // The launch's constants (Shape::constants) as an array of T: index them with compile-time

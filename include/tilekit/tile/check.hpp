@@ -251,6 +251,15 @@ class CheckedTile {
       dst(r, c) = in ? src.data[gr * src.ld + gc] : T(0);
     });
   }
+  template <class T, int kLd>
+  BlockWalk<CheckedView<T, kLd>, T> walk(const CheckedView<T, kLd>& dst, const GlobalView<T>& src, index_t row0,
+                                         index_t col0, index_t step_rows, index_t step_cols) {
+    return {dst, src, row0, col0, step_rows, step_cols};
+  }
+  template <class T, int kLd>
+  void load(const BlockWalk<CheckedView<T, kLd>, T>& w) {
+    load(w.dst, w.src, w.row, w.col);
+  }
 
  private:
   const Shape& s_;

@@ -128,6 +128,22 @@ struct GlobalView {
   index_t rows, cols, ld;
 };
 
+// The blocks a tile loads one after another into the same scratch array (PMPP's phases: A's
+// blocks along a row of tiles, B's down a column): block i has its corner at (row + i *
+// step_rows, col + i * step_cols). Made by tile::block_walk(); t.load(w) copies the current
+// block as t.load(dst, src, row, col) would, and next() moves to the following one. This is the
+// CPU executors' form; the GPU executors keep each lane's address and bounds in theirs instead.
+template <class View, class T>
+struct BlockWalk {
+  View dst;
+  GlobalView<T> src;
+  index_t row, col, step_rows, step_cols;
+  TILEKIT_TILE_FN void next() {
+    row += step_rows;
+    col += step_cols;
+  }
+};
+
 namespace detail {
 template <int S, int... Rest, class F>
 decltype(auto) with_size_impl(int n, F& f) {

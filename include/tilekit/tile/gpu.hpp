@@ -7,6 +7,7 @@
 #if defined(__CUDACC__) || defined(__HIPCC__)
 
 #include <climits>
+#include <cstdint>
 #include <string>
 #include <type_traits>
 
@@ -164,6 +165,49 @@ __device__ __forceinline__ void gpu_load(const View& dst, const GlobalView<T>& s
   }
 }
 
+// A block walk (tile::block_walk) on a GPU. In the lane-grid form (a block shaped like the lane
+// grid, PMPP's figure, in a matrix of under 2^31 elements) each lane keeps its element's
+// position and its 32-bit offset in src, so a step is two adds and a load a bounds test, a load
+// and a store, as in a hand-written kernel whose compiler strength-reduces the same loop (the
+// tiled gemm spent ~55 instructions a K step re-deriving them through t.load(dst, src, row,
+// col), the hand-written kernel 22: NOTES.md of the cuda backend). Other blocks keep the corner
+// and are shared out element by element (gpu_load_walk): gpu_load's vector path, inlined into
+// the same loop, made ptxas spill the 32-register tiled gemm.
+template <class T, int kLd>
+struct GpuBlockWalk {
+  ScratchView<T, kLd> dst;
+  GlobalView<T> src;
+  index_t row, col;  // lane-grid form: this lane's element; otherwise the block's corner
+  index_t step_rows, step_cols;
+  unsigned off;  // lane-grid form: row * src.ld + col, while that is inside src (< 2^31)
+  bool lane_grid;
+  __host__ __device__ void next() {
+    row += step_rows;
+    col += step_cols;
+    off += unsigned(step_rows * src.ld + step_cols);
+  }
+};
+// The lane-grid form when the block is shaped like the lane grid and every offset into src fits
+// 31 bits (matrices of up to 2^31 elements); anything else is copied element by element.
+template <class T, int kLd>
+__device__ __forceinline__ GpuBlockWalk<T, kLd> gpu_walk(const ScratchView<T, kLd>& dst, const GlobalView<T>& src,
+                                                         index_t row0, index_t col0, index_t step_rows,
+                                                         index_t step_cols, Lane lane, Dim2 lanes) {
+  const bool grid = dst.rows == lanes.y && dst.cols == lanes.x && src.rows * src.ld < index_t(1) << 31;
+  const index_t r = row0 + (grid ? lane.y : 0), c = col0 + (grid ? lane.x : 0);
+  return {dst, src, r, c, step_rows, step_cols, unsigned(r * src.ld + c), grid};
+}
+template <class T, int kLd>
+__device__ __forceinline__ void gpu_walk_load(const GpuBlockWalk<T, kLd>& w, Lane lane, Dim2 lanes) {
+  if (w.lane_grid) {
+    const bool ok = static_cast<std::uint64_t>(w.row) < static_cast<std::uint64_t>(w.src.rows) &&
+                    static_cast<std::uint64_t>(w.col) < static_cast<std::uint64_t>(w.src.cols);  // also false below 0
+    w.dst(lane.y, lane.x) = ok ? w.src.data[w.off] : T(0);
+  } else {
+    gpu_load_walk<index_t, 1, 0>(w.dst, w.src, w.row, w.col, lane.id, lanes.count(), w.dst.cols);
+  }
+}
+
 // The launch's constants: copies in constant memory, one per translation unit (static), filled
 // by run_gpu on the launch's stream before the kernel. One array per element size, each aligned
 // to its element only: the compiler then reads them one element at a time, and ptxas makes each
@@ -192,7 +236,7 @@ class GpuTile {
 
   template <class F>
   __device__ void for_lanes(const F& f) const {
-    f(Lane{int(threadIdx.x), int(threadIdx.y), int(threadIdx.y * blockDim.x + threadIdx.x)});
+    f(lane());
   }
   template <class F>
   __device__ void for_lanes(Dim2 upto, const F& f) const {
@@ -234,8 +278,17 @@ class GpuTile {
   }
   template <class T, int kLd>
   __device__ void load(const ScratchView<T, kLd>& dst, const GlobalView<T>& src, index_t row0, index_t col0) const {
-    detail::gpu_load(dst, src, row0, col0,
-                     Lane{int(threadIdx.x), int(threadIdx.y), int(threadIdx.y * blockDim.x + threadIdx.x)}, lanes());
+    detail::gpu_load(dst, src, row0, col0, lane(), lanes());
+  }
+  template <class T, int kLd>
+  __device__ detail::GpuBlockWalk<T, kLd> walk(const ScratchView<T, kLd>& dst, const GlobalView<T>& src,
+                                               index_t row0, index_t col0, index_t step_rows,
+                                               index_t step_cols) const {
+    return detail::gpu_walk(dst, src, row0, col0, step_rows, step_cols, lane(), lanes());
+  }
+  template <class T, int kLd>
+  __device__ void load(const detail::GpuBlockWalk<T, kLd>& w) const {
+    detail::gpu_walk_load(w, lane(), lanes());
   }
   template <class T>
   __device__ const T* constants_as() const {
@@ -244,6 +297,9 @@ class GpuTile {
   }
 
  private:
+  __device__ static Lane lane() {
+    return {int(threadIdx.x), int(threadIdx.y), int(threadIdx.y * blockDim.x + threadIdx.x)};
+  }
   unsigned char* smem_;
   std::size_t used_ = 0, cap_;
   index_t tx_, ty_;

@@ -188,6 +188,15 @@ class HostTile {
       std::fill(out + hi, out + dst.cols, T(0));
     }
   }
+  template <class T, int kLd>
+  BlockWalk<ScratchView<T, kLd>, T> walk(const ScratchView<T, kLd>& dst, const GlobalView<T>& src, index_t row0,
+                                         index_t col0, index_t step_rows, index_t step_cols) const {
+    return {dst, src, row0, col0, step_rows, step_cols};
+  }
+  template <class T, int kLd>
+  void load(const BlockWalk<ScratchView<T, kLd>, T>& w) const {
+    load(w.dst, w.src, w.row, w.col);
+  }
 
  private:
   const Shape& s_;

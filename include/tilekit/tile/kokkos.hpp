@@ -137,6 +137,20 @@ class KokkosGpuTile {
     KOKKOS_IF_ON_DEVICE((detail::gpu_load(dst, src, row0, col0, lane_, lanes_);))
     KOKKOS_IF_ON_HOST((Kokkos::abort("tilekit tile kernel: the GPU tile ran on the host");))
   }
+  template <class T, int kLd>
+  KOKKOS_INLINE_FUNCTION detail::GpuBlockWalk<T, kLd> walk(const ScratchView<T, kLd>& dst, const GlobalView<T>& src,
+                                                           index_t row0, index_t col0, index_t step_rows,
+                                                           index_t step_cols) const {
+    detail::GpuBlockWalk<T, kLd> w{};
+    KOKKOS_IF_ON_DEVICE((w = detail::gpu_walk(dst, src, row0, col0, step_rows, step_cols, lane_, lanes_);))
+    KOKKOS_IF_ON_HOST((Kokkos::abort("tilekit tile kernel: the GPU tile ran on the host");))
+    return w;
+  }
+  template <class T, int kLd>
+  KOKKOS_INLINE_FUNCTION void load(const detail::GpuBlockWalk<T, kLd>& w) const {
+    KOKKOS_IF_ON_DEVICE((detail::gpu_walk_load(w, lane_, lanes_);))
+    KOKKOS_IF_ON_HOST((Kokkos::abort("tilekit tile kernel: the GPU tile ran on the host");))
+  }
 
  private:
   const detail::KokkosMember& m_;
