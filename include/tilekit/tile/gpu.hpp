@@ -165,21 +165,22 @@ __device__ __forceinline__ void gpu_load(const View& dst, const GlobalView<T>& s
   }
 }
 
-// A block walk (tile::block_walk) on a GPU. In the lane-grid form (a block shaped like the lane
-// grid, PMPP's figure, in a matrix of under 2^31 elements) each lane keeps its element's
-// position and its 32-bit offset in src, so a step is two adds and a load a bounds test, a load
-// and a store, as in a hand-written kernel whose compiler strength-reduces the same loop (the
-// tiled gemm spent ~55 instructions a K step re-deriving them through t.load(dst, src, row,
-// col), the hand-written kernel 22: NOTES.md of the cuda backend). Other blocks keep the corner
-// and are shared out element by element (gpu_load_walk): gpu_load's vector path, inlined into
-// the same loop, made ptxas spill the 32-register tiled gemm.
+// A block walk (tile::block_walk) on a GPU. The corner is tile-uniform (ptxas keeps it in
+// uniform registers); in the lane-grid form (a block shaped like the lane grid, PMPP's figure, in
+// a matrix of under 2^31 elements) each lane adds only its 32-bit offset in src, so a step is
+// one add a lane and a load two 32-bit bounds tests, a load and a store, as in a hand-written
+// kernel whose compiler strength-reduces the same loop (the tiled gemm spent ~55 instructions
+// a K step re-deriving them through t.load(dst, src, row, col), the hand-written kernel 22:
+// NOTES.md of the cuda backend). The 32-bit tests are exact while the corner stays within
+// [-2^31, 2^32 - 1024), so the walk may start up to 2^30 away and run 2^31 elements past the
+// matrix (the lane-grid form is refused otherwise). Other blocks are shared out element by element from the corner (gpu_load_walk):
+// gpu_load's vector path, inlined into the same loop, made ptxas spill the 32-register gemm.
 template <class T, int kLd>
 struct GpuBlockWalk {
   ScratchView<T, kLd> dst;
   GlobalView<T> src;
-  index_t row, col;  // lane-grid form: this lane's element; otherwise the block's corner
-  index_t step_rows, step_cols;
-  unsigned off;  // lane-grid form: row * src.ld + col, while that is inside src (< 2^31)
+  index_t row, col, step_rows, step_cols;  // the block's corner, and its step
+  unsigned off;                            // lane-grid form: this lane's element's offset in src, mod 2^32
   bool lane_grid;
   __host__ __device__ void next() {
     row += step_rows;
@@ -187,21 +188,21 @@ struct GpuBlockWalk {
     off += unsigned(step_rows * src.ld + step_cols);
   }
 };
-// The lane-grid form when the block is shaped like the lane grid and every offset into src fits
-// 31 bits (matrices of up to 2^31 elements); anything else is copied element by element.
 template <class T, int kLd>
 __device__ __forceinline__ GpuBlockWalk<T, kLd> gpu_walk(const ScratchView<T, kLd>& dst, const GlobalView<T>& src,
                                                          index_t row0, index_t col0, index_t step_rows,
                                                          index_t step_cols, Lane lane, Dim2 lanes) {
-  const bool grid = dst.rows == lanes.y && dst.cols == lanes.x && src.rows * src.ld < index_t(1) << 31;
-  const index_t r = row0 + (grid ? lane.y : 0), c = col0 + (grid ? lane.x : 0);
-  return {dst, src, r, c, step_rows, step_cols, unsigned(r * src.ld + c), grid};
+  constexpr index_t kNear = index_t(1) << 30;
+  const bool grid = dst.rows == lanes.y && dst.cols == lanes.x && src.rows * src.ld < index_t(1) << 31 &&
+                    row0 >= -kNear && row0 <= kNear && col0 >= -kNear && col0 <= kNear;
+  return {dst, src, row0, col0, step_rows, step_cols, grid ? unsigned((row0 + lane.y) * src.ld + col0 + lane.x) : 0u,
+          grid};
 }
 template <class T, int kLd>
 __device__ __forceinline__ void gpu_walk_load(const GpuBlockWalk<T, kLd>& w, Lane lane, Dim2 lanes) {
   if (w.lane_grid) {
-    const bool ok = static_cast<std::uint64_t>(w.row) < static_cast<std::uint64_t>(w.src.rows) &&
-                    static_cast<std::uint64_t>(w.col) < static_cast<std::uint64_t>(w.src.cols);  // also false below 0
+    const unsigned gy = unsigned(w.row) + unsigned(lane.y), gx = unsigned(w.col) + unsigned(lane.x);
+    const bool ok = gy < unsigned(w.src.rows) && gx < unsigned(w.src.cols);  // also false below 0
     w.dst(lane.y, lane.x) = ok ? w.src.data[w.off] : T(0);
   } else {
     gpu_load_walk<index_t, 1, 0>(w.dst, w.src, w.row, w.col, lane.id, lanes.count(), w.dst.cols);
