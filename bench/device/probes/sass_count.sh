@@ -4,6 +4,6 @@
 for d in build-device .final/before/build-device; do
   for lib in $(find $d -maxdepth 3 -name 'libtilekit*.so' -o -maxdepth 3 -name 'libtilekit*.a' | head -3); do
     echo "== $lib"
-    cuobjdump -sass "$lib" 2>/dev/null | awk '/Function :/{n=$3} /^ +\/\*[0-9a-f]{4}\*\//{c[n]++} END{for(k in c) print c[k], k}' | grep -Ei 'conv|gemm_tiled|GemmTiled|transpose_tiled|TransposeTiled' | sort -k2 | head -60
+    cuobjdump -sass "$lib" 2>/dev/null | awk '/Function :/{n=$3} /^ +\/\*[0-9a-f]{4}\*\//{c[n]++} END{for(k in c) print c[k], k}' | grep -v Kokkos | grep -Ei "conv|gemm_tiled|GemmTiled" | sort -k2 | head -400
   done
 done

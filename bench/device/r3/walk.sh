@@ -38,3 +38,14 @@ for b in cuda kokkos; do
     "$build/tilekit" run gemm --size 4096 --backend $b --variant tiled --reps 1
 done
 grep -hE 'inst_executed|duration|registers|block_size|stalled' "$out"/ncu-*.txt >>"$out/summary.txt"
+# conv2d tiled (R = 5, 8192^2, float): the layer's kernel against the hand-written one before it.
+before=$root/.final/before/build-device/tilekit
+m2=$m,dram__throughput.avg.pct_of_peak_sustained_elapsed,l1tex__data_pipe_lsu_wavefronts_mem_shared.sum,smsp__issue_active.avg.pct_of_peak_sustained_active
+for which in after before; do
+  bin=$build/tilekit
+  [ $which = before ] && bin=$before
+  [ -x "$bin" ] || continue
+  step ncu-conv-$which.txt 60 ncu --clock-control none -k regex:'conv2d|Conv2d' -c 1 --metrics $m2 \
+    "$bin" run conv2d --size 8192 --k 5 --backend cuda --variant tiled --reps 1
+done
+grep -hE 'Conv|conv|inst_executed|duration|registers|stalled|dram|wavefronts|issue_active' "$out"/ncu-conv-*.txt >>"$out/summary.txt"
