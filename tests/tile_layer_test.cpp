@@ -39,6 +39,11 @@ struct ReverseBlocks {
   }
 };
 
+// The same with its lanes fixed at compile time (kLanes): launches with other lanes are refused.
+struct FixedReverse : ReverseBlocks {
+  static constexpr tile::Dim2 kLanes{8, 1};
+};
+
 // Lane state across many barriers: each of `phases` phases adds the neighbour's previous value.
 struct ManyBarriers {
   double* out;
@@ -294,7 +299,11 @@ TEST_P(TileLayer, BadShapesAreRefusedBeforeAnythingRuns) {
   EXPECT_THROW(tile::launch(be(), {1, 1, {0, 1}, 64, "zero_lanes"}, k), tk::Error);
   EXPECT_THROW(tile::launch(be(), {1LL << 40, 1LL << 40, {8, 1}, 64, "overflow"}, k), tk::Error);
   tile::launch(be(), {0, 1, {8, 1}, 64, "empty"}, k);  // an empty grid runs nothing
+  EXPECT_THROW(tile::launch(be(), {1, 1, {4, 2}, 64, "not_its_lanes"}, FixedReverse{k}), tk::Error);
   for (float v : m.download()) ASSERT_EQ(v, 5.f);
+  tile::launch(be(), {1, 1, {8, 1}, 64, "its_lanes"}, FixedReverse{k});
+  const std::vector<float> got = m.download();
+  for (float v : got) ASSERT_EQ(v, 5.f);  // reversed fives
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, TileLayer, ::testing::ValuesIn(launchable_available()),

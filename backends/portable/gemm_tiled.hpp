@@ -22,6 +22,9 @@ struct GemmTiled {
   int rows, cols, depth;  // the tile; with kS > 0 all three are kS
   static constexpr int kMaxLanes = kS > 0 ? kS * kS / kRows : 1024;
   static constexpr int kMinTilesPerSM = kS > 0 ? 2048 / (kS * kS) : 2;  // GPU registers: two 1024-lane tiles
+  // A compiled tile has compiled lanes: on GPUs the A and B blocks are then known to be shaped
+  // like the lane grid, one element a lane, without a test in the K loop.
+  static constexpr tile::Dim2 kLanes = kS > 0 ? tile::Dim2{kS, kS / kRows} : tile::Dim2{0, 0};
 
   static std::size_t scratch_bytes(int rows, int cols, int depth) {
     return tile::scratch_bytes<T>(rows, depth) + tile::scratch_bytes<T>(depth, cols);

@@ -173,6 +173,7 @@ inline void check_shape(Backend& be, const Shape& s) {
 template <class K>
 void launch(Backend& be, const Shape& s, const K& kernel) {
   detail::check_shape(be, s);
+  detail::check_fixed_lanes<K>(s);
   if (s.tiles() == 0) return;
   const std::lock_guard<std::recursive_mutex> lock(be.call_mutex());  // as tilekit's own calls
   const std::string& name = be.name();
@@ -202,6 +203,7 @@ void launch(Backend& be, const Shape& s, const K& kernel) {
 // Throws tilekit::Error at the first race, uninitialised read or misplaced barrier.
 template <class K>
 void check(const Shape& s, const K& kernel) {
+  detail::check_fixed_lanes<K>(s);
   if (s.tiles() == 0) return;
   run_checked(s, kernel);
 }

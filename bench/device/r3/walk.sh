@@ -34,7 +34,7 @@ done
 grep -o '"backend": *"[a-z]*"\|"seconds": *[0-9.e-]*' "$out/timings.jsonl" | paste - - >>"$out/summary.txt"
 m=smsp__inst_executed.sum,gpu__time_duration.sum,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,launch__registers_per_thread,launch__block_size,sm__warps_active.avg.pct_of_peak_sustained_active
 for b in cuda kokkos; do
-  step ncu-$b.txt 60 ncu --clock-control none -k regex:'GemmTiled|tile_entry' -c 1 --metrics $m \
+  step ncu-$b.txt 60 ncu --clock-control none --kernel-name-base demangled -k regex:GemmTiled -c 1 --metrics $m \
     "$build/tilekit" run gemm --size 4096 --backend $b --variant tiled --reps 1
 done
 grep -hE 'inst_executed|duration|registers|block_size|stalled' "$out"/ncu-*.txt >>"$out/summary.txt"
@@ -45,7 +45,7 @@ for which in after before; do
   bin=$build/tilekit
   [ $which = before ] && bin=$before
   [ -x "$bin" ] || continue
-  step ncu-conv-$which.txt 60 ncu --clock-control none -k regex:'conv2d|Conv2d' -c 1 --metrics $m2 \
+  step ncu-conv-$which.txt 60 ncu --clock-control none --kernel-name-base demangled -k regex:'Conv2dTiled|conv2d_tiled_kernel' -c 1 --metrics $m2 \
     "$bin" run conv2d --size 8192 --k 5 --backend cuda --variant tiled --reps 1
 done
 grep -hE 'Conv|conv|inst_executed|duration|registers|stalled|dram|wavefronts|issue_active' "$out"/ncu-conv-*.txt >>"$out/summary.txt"

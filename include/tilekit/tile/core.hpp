@@ -4,7 +4,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <type_traits>
+
+#include "tilekit/types.hpp"
 
 // Marks a tile kernel's call operator (and helpers it calls) for every compiler that may
 // build it: host and device under nvcc/hipcc, plain inline elsewhere.
@@ -165,6 +168,29 @@ decltype(auto) with_size(int n, F&& f) {
   else
     return detail::with_size_impl<Sizes...>(n, f);
 }
+
+namespace detail {
+// A kernel may fix its lanes at compile time (`static constexpr tile::Dim2 kLanes{32, 32};`,
+// x = 0: not fixed): the GPU executors then know the block's shape while compiling, so index
+// arithmetic on lanes folds and a load whose block is shaped like the lane grid is known to be
+// one (block walks take their lane-grid form without a run-time test). Launches check it.
+template <class K, class = void>
+struct FixedLanes {
+  static constexpr Dim2 value{0, 0};
+};
+template <class K>
+struct FixedLanes<K, std::void_t<decltype(K::kLanes)>> {
+  static constexpr Dim2 value = K::kLanes;
+};
+template <class K>
+void check_fixed_lanes(const Shape& s) {
+  constexpr Dim2 fixed = FixedLanes<K>::value;
+  if (fixed.x > 0 && (s.lanes.x != fixed.x || s.lanes.y != fixed.y))
+    throw Error(std::string("tile kernel '") + s.name + "' is compiled for " + std::to_string(fixed.x) + " x " +
+                std::to_string(fixed.y) + " lanes (its kLanes) but launched with " + std::to_string(s.lanes.x) +
+                " x " + std::to_string(s.lanes.y));
+}
+}  // namespace detail
 
 namespace detail {
 // Lanes of a tile on a CPU: the executors run each phase as a loop over them.

@@ -165,44 +165,42 @@ __device__ __forceinline__ void gpu_load(const View& dst, const GlobalView<T>& s
   }
 }
 
-// A block walk (tile::block_walk) on a GPU. The corner is tile-uniform (ptxas keeps it in
-// uniform registers); in the lane-grid form (a block shaped like the lane grid, PMPP's figure, in
-// a matrix of under 2^31 elements) each lane adds only its 32-bit offset in src, so a step is
-// one add a lane and a load two 32-bit bounds tests, a load and a store, as in a hand-written
-// kernel whose compiler strength-reduces the same loop (the tiled gemm spent ~55 instructions
-// a K step re-deriving them through t.load(dst, src, row, col), the hand-written kernel 22:
-// NOTES.md of the cuda backend). The 32-bit tests are exact while the corner stays within
-// [-2^31, 2^32 - 1024), so the walk may start up to 2^30 away and run 2^31 elements past the
-// matrix (the lane-grid form is refused otherwise). Other blocks are shared out element by element from the corner (gpu_load_walk):
-// gpu_load's vector path, inlined into the same loop, made ptxas spill the 32-register gemm.
+// A block walk (tile::block_walk) on a GPU. In the lane-grid form (a block shaped like the lane
+// grid: PMPP's figure) each lane keeps its own element's position and offset in src, so a step
+// is three adds and a load two bounds tests, a load and a store, as in a hand-written kernel
+// whose compiler strength-reduces the same loop (the tiled gemm spent ~55 instructions a K step
+// re-deriving them through t.load(dst, src, row, col), the hand-written kernel 22: NOTES.md of
+// the cuda backend). A kernel with fixed lanes (kLanes) and a compiled block shape gets this
+// form without a run-time test. Other blocks keep the corner and are shared out element by
+// element (gpu_load_walk): gpu_load's vector path, inlined into the same loop, made ptxas spill
+// the 32-register tiled gemm.
 template <class T, int kLd>
 struct GpuBlockWalk {
   ScratchView<T, kLd> dst;
   GlobalView<T> src;
-  index_t row, col, step_rows, step_cols;  // the block's corner, and its step
-  unsigned off;                            // lane-grid form: this lane's element's offset in src, mod 2^32
+  index_t row, col;  // lane-grid form: this lane's element; otherwise the block's corner
+  index_t step_rows, step_cols;
+  index_t off;  // lane-grid form: row * src.ld + col (read only while inside src)
   bool lane_grid;
   __host__ __device__ void next() {
     row += step_rows;
     col += step_cols;
-    off += unsigned(step_rows * src.ld + step_cols);
+    off += step_rows * src.ld + step_cols;
   }
 };
 template <class T, int kLd>
 __device__ __forceinline__ GpuBlockWalk<T, kLd> gpu_walk(const ScratchView<T, kLd>& dst, const GlobalView<T>& src,
                                                          index_t row0, index_t col0, index_t step_rows,
                                                          index_t step_cols, Lane lane, Dim2 lanes) {
-  constexpr index_t kNear = index_t(1) << 30;
-  const bool grid = dst.rows == lanes.y && dst.cols == lanes.x && src.rows * src.ld < index_t(1) << 31 &&
-                    row0 >= -kNear && row0 <= kNear && col0 >= -kNear && col0 <= kNear;
-  return {dst, src, row0, col0, step_rows, step_cols, grid ? unsigned((row0 + lane.y) * src.ld + col0 + lane.x) : 0u,
-          grid};
+  const bool grid = dst.rows == lanes.y && dst.cols == lanes.x;
+  const index_t r = row0 + (grid ? lane.y : 0), c = col0 + (grid ? lane.x : 0);
+  return {dst, src, r, c, step_rows, step_cols, grid ? r * src.ld + c : 0, grid};
 }
 template <class T, int kLd>
 __device__ __forceinline__ void gpu_walk_load(const GpuBlockWalk<T, kLd>& w, Lane lane, Dim2 lanes) {
   if (w.lane_grid) {
-    const unsigned gy = unsigned(w.row) + unsigned(lane.y), gx = unsigned(w.col) + unsigned(lane.x);
-    const bool ok = gy < unsigned(w.src.rows) && gx < unsigned(w.src.cols);  // also false below 0
+    const bool ok = static_cast<std::uint64_t>(w.row) < static_cast<std::uint64_t>(w.src.rows) &&
+                    static_cast<std::uint64_t>(w.col) < static_cast<std::uint64_t>(w.src.cols);  // also false below 0
     w.dst(lane.y, lane.x) = ok ? w.src.data[w.off] : T(0);
   } else {
     gpu_load_walk<index_t, 1, 0>(w.dst, w.src, w.row, w.col, lane.id, lanes.count(), w.dst.cols);
@@ -226,14 +224,21 @@ __device__ __forceinline__ const T* constants_of() {
 
 }  // namespace detail
 
-// One tile as a thread block runs it.
-class GpuTile {
+// One tile as a thread block runs it; kLx x kLy lanes when the kernel fixes them (kLanes),
+// else blockDim's.
+template <int kLx = 0, int kLy = 0>
+class GpuTileT {
  public:
-  __device__ GpuTile(unsigned char* smem, const Shape& s)
+  __device__ GpuTileT(unsigned char* smem, const Shape& s)
       : smem_(smem), cap_(s.scratch_bytes), tx_(index_t(blockIdx.x) % s.tiles_x), ty_(index_t(blockIdx.x) / s.tiles_x) {}
   __device__ index_t x() const { return tx_; }
   __device__ index_t y() const { return ty_; }
-  __device__ Dim2 lanes() const { return {int(blockDim.x), int(blockDim.y)}; }
+  __device__ Dim2 lanes() const {
+    if constexpr (kLx > 0)
+      return {kLx, kLy};
+    else
+      return {int(blockDim.x), int(blockDim.y)};
+  }
 
   template <class F>
   __device__ void for_lanes(const F& f) const {
@@ -245,13 +250,13 @@ class GpuTile {
   }
   template <class F>
   __device__ void for_each(int n, const F& f) const {
-    const int nt = int(blockDim.x * blockDim.y);
-    for (int i = int(threadIdx.y * blockDim.x + threadIdx.x); i < n; i += nt) f(i);
+    const int nt = lanes().count();
+    for (int i = lane().id; i < n; i += nt) f(i);
   }
   template <class F>
   __device__ void for_each(int rows, int cols, const F& f) const {
-    for (int r = int(threadIdx.y); r < rows; r += int(blockDim.y))
-      for (int c = int(threadIdx.x); c < cols; c += int(blockDim.x)) f(r, c);
+    for (int r = int(threadIdx.y); r < rows; r += lanes().y)
+      for (int c = int(threadIdx.x); c < cols; c += lanes().x) f(r, c);
   }
   // Loads are asynchronous copies: a barrier first waits for this thread's, then for everyone.
   __device__ void barrier() const {
@@ -298,13 +303,12 @@ class GpuTile {
   }
 
  private:
-  __device__ static Lane lane() {
-    return {int(threadIdx.x), int(threadIdx.y), int(threadIdx.y * blockDim.x + threadIdx.x)};
-  }
+  __device__ Lane lane() const { return {int(threadIdx.x), int(threadIdx.y), int(threadIdx.y) * lanes().x + int(threadIdx.x)}; }
   unsigned char* smem_;
   std::size_t used_ = 0, cap_;
   index_t tx_, ty_;
 };
+using GpuTile = GpuTileT<>;
 
 namespace detail {
 
@@ -337,7 +341,7 @@ __global__ __launch_bounds__(MaxLanes<K>::value, MinTiles<K>::value) void tile_e
 #endif
 {
   extern __shared__ __align__(16) unsigned char tilekit_tile_smem[];
-  GpuTile t(tilekit_tile_smem, s);
+  GpuTileT<FixedLanes<K>::value.x, FixedLanes<K>::value.y> t(tilekit_tile_smem, s);
   kernel(t);
 }
 
@@ -360,6 +364,7 @@ inline void gpu_check(gpu_error_t e, const Shape& s, const char* what) {
 // Launches every tile of s on `stream` (a cudaStream_t / hipStream_t), asynchronously.
 template <class K>
 void run_gpu(void* stream, const Shape& s, const K& kernel) {
+  detail::check_fixed_lanes<K>(s);
   if (s.tiles() == 0) return;
   constexpr int kMax = detail::MaxLanes<K>::value;
   if (s.lanes.count() > kMax)

@@ -72,7 +72,8 @@ struct KokkosHostTiles {
 }  // namespace detail
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
-// GPU spaces: one lane per team thread.
+// GPU spaces: one lane per team thread; kLx x kLy lanes when the kernel fixes them (kLanes).
+template <int kLx = 0, int kLy = 0>
 class KokkosGpuTile {
  public:
   KOKKOS_INLINE_FUNCTION KokkosGpuTile(const detail::KokkosMember& m, const Shape& s)
@@ -81,12 +82,17 @@ class KokkosGpuTile {
         cap_(s.scratch_bytes),
         tx_(index_t(m.league_rank()) % s.tiles_x),
         ty_(index_t(m.league_rank()) / s.tiles_x),
-        lanes_(s.lanes),
-        lane_{m.team_rank() % s.lanes.x, m.team_rank() / s.lanes.x, m.team_rank()},
+        lanes_(kLx > 0 ? Dim2{kLx, kLy} : s.lanes),
+        lane_{m.team_rank() % (kLx > 0 ? kLx : s.lanes.x), m.team_rank() / (kLx > 0 ? kLx : s.lanes.x), m.team_rank()},
         constants_(s.constants) {}
   KOKKOS_INLINE_FUNCTION index_t x() const { return tx_; }
   KOKKOS_INLINE_FUNCTION index_t y() const { return ty_; }
-  KOKKOS_INLINE_FUNCTION Dim2 lanes() const { return lanes_; }
+  KOKKOS_INLINE_FUNCTION Dim2 lanes() const {
+    if constexpr (kLx > 0)
+      return {kLx, kLy};
+    else
+      return lanes_;
+  }
 
   // The lane is worked out once per tile: a division by a run-time lane count in every phase
   // cost the tiled gemm a third of its speed on the H200 (NOTES.md).
@@ -105,8 +111,8 @@ class KokkosGpuTile {
   }
   template <class F>
   KOKKOS_INLINE_FUNCTION void for_each(int rows, int cols, const F& f) const {
-    for (int r = lane_.y; r < rows; r += lanes_.y)
-      for (int c = lane_.x; c < cols; c += lanes_.x) f(r, c);
+    for (int r = lane_.y; r < rows; r += lanes().y)
+      for (int c = lane_.x; c < cols; c += lanes().x) f(r, c);
   }
   // Loads are asynchronous copies on GPUs that have them: wait for this thread's first.
   KOKKOS_INLINE_FUNCTION void barrier() const {
@@ -134,7 +140,7 @@ class KokkosGpuTile {
   template <class T, int kLd>
   KOKKOS_INLINE_FUNCTION void load(const ScratchView<T, kLd>& dst, const GlobalView<T>& src, index_t row0,
                                    index_t col0) const {
-    KOKKOS_IF_ON_DEVICE((detail::gpu_load(dst, src, row0, col0, lane_, lanes_);))
+    KOKKOS_IF_ON_DEVICE((detail::gpu_load(dst, src, row0, col0, lane_, lanes());))
     KOKKOS_IF_ON_HOST((Kokkos::abort("tilekit tile kernel: the GPU tile ran on the host");))
   }
   template <class T, int kLd>
@@ -142,13 +148,13 @@ class KokkosGpuTile {
                                                            index_t row0, index_t col0, index_t step_rows,
                                                            index_t step_cols) const {
     detail::GpuBlockWalk<T, kLd> w{};
-    KOKKOS_IF_ON_DEVICE((w = detail::gpu_walk(dst, src, row0, col0, step_rows, step_cols, lane_, lanes_);))
+    KOKKOS_IF_ON_DEVICE((w = detail::gpu_walk(dst, src, row0, col0, step_rows, step_cols, lane_, lanes());))
     KOKKOS_IF_ON_HOST((Kokkos::abort("tilekit tile kernel: the GPU tile ran on the host");))
     return w;
   }
   template <class T, int kLd>
   KOKKOS_INLINE_FUNCTION void load(const detail::GpuBlockWalk<T, kLd>& w) const {
-    KOKKOS_IF_ON_DEVICE((detail::gpu_walk_load(w, lane_, lanes_);))
+    KOKKOS_IF_ON_DEVICE((detail::gpu_walk_load(w, lane_, lanes());))
     KOKKOS_IF_ON_HOST((Kokkos::abort("tilekit tile kernel: the GPU tile ran on the host");))
   }
 
@@ -168,7 +174,7 @@ struct KokkosGpuTiles {
   K kernel;
   Shape s;
   KOKKOS_INLINE_FUNCTION void operator()(const KokkosMember& m) const {
-    KokkosGpuTile tile(m, s);
+    KokkosGpuTile<FixedLanes<K>::value.x, FixedLanes<K>::value.y> tile(m, s);
     kernel(tile);
   }
 };
@@ -179,6 +185,7 @@ struct KokkosGpuTiles {
 // spaces, like every Kokkos kernel; the next kernel in that space sees its results).
 template <class K>
 void run_kokkos(const Shape& s, const K& kernel) {
+  detail::check_fixed_lanes<K>(s);
   if (s.tiles() == 0) return;
   if (s.tiles() > index_t(INT_MAX))
     throw Error(std::string("tile kernel '") + s.name + "': " + std::to_string(s.tiles()) +
