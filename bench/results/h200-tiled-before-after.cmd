@@ -10,3 +10,8 @@
 # whose tiled stage is
 #   bash bench/tiled_before_after.sh .final/before/build-device/tilekit build-device/tilekit cuda,kokkos 2 -- \
 #     "gemm --size 4096" "transpose --size 8192" "conv2d --size 8192 --k 5" "conv2d --size 8192 --k 3"
+# Session 4 (appended table), device tool (nvidia-h200), commit 0652c8a:
+#   R3_walk=150 bash bench/device/round3.sh build before probe walk tiled
+# (tiled stage as in session 3; the walk stage, bench/device/r3/walk.sh, wrote
+# h200-walk-r4.txt: tests, three timings each and ncu of the tiled gemm on cuda and kokkos and of
+# the conv2d tiled kernels before and after.)
