@@ -10,23 +10,7 @@
 #
 # Writes into OUT_DIR/cputiled: summary.txt, conformance-cuda.txt, conformance-openmp.txt,
 # tile-tests-cuda.txt, timings.jsonl.
-set -uo pipefail
-build=$(cd "${1:?BUILD_DIR}" && pwd)
-out=${2:?OUT_DIR}/cputiled
-mkdir -p "$out"
-root=$PWD
-export LD_LIBRARY_PATH=$root/.device/deps/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-t0=$(date +%s)
-log() { echo "[$(($(date +%s) - t0)) s] $*" | tee -a "$out/summary.txt"; }
-step() {  # step FILE SECONDS COMMAND...: output appended to FILE, rc and time in the summary
-  local name=$1 secs=$2 s rc
-  shift 2
-  s=$(date +%s)
-  timeout "$secs" "$@" >>"$out/$name" 2>&1
-  rc=$?
-  log "$name: rc=$rc in $(($(date +%s) - s)) s: $*"
-}
-: >"$out/summary.txt"
+source "$(dirname "$0")/stage.sh" cputiled "$@"
 log "commit $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)"
 
 # Conformance of the changed kernels (odd shapes, primes, ld > cols, alpha/beta, empty).

@@ -5,23 +5,7 @@
 # launch each (the hand-written kernel's are in the probe stage).
 #
 #   bash bench/device/r3/walk.sh BUILD_DIR OUT_DIR
-set -uo pipefail
-build=$(cd "${1:?BUILD_DIR}" && pwd)
-out=${2:?OUT_DIR}/walk
-mkdir -p "$out"
-root=$PWD
-export LD_LIBRARY_PATH=$root/.device/deps/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-t0=$(date +%s)
-log() { echo "[$(($(date +%s) - t0)) s] $*" | tee -a "$out/summary.txt"; }
-step() {  # step FILE SECONDS COMMAND...
-  local name=$1 secs=$2 s rc
-  shift 2
-  s=$(date +%s)
-  timeout "$secs" "$@" >>"$out/$name" 2>&1
-  rc=$?
-  log "$name: rc=$rc in $(($(date +%s) - s)) s: $*"
-}
-: >"$out/summary.txt"
+source "$(dirname "$0")/stage.sh" walk "$@"
 step tile-tests-cuda.txt 30 "$build/tests/tilekit_tile_tests_cuda" --gtest_brief=1
 step tile-tests.txt 30 "$build/tests/tilekit_tile_tests" --gtest_brief=1
 step conformance.txt 60 "$build/tests/tilekit_tests" --gtest_filter='*cuda*tiled*:*kokkos*tiled*' --gtest_brief=1
