@@ -52,12 +52,14 @@ constexpr int threads(int bm, int bn, int tm, int tn) { return (bm / (4 * tm)) *
 // cache: a fully unrolled 16-deep step of 16x8 per thread is ~2200 instructions, 35 KB of code).
 // AHEAD: K indices the fragment reads run ahead of the FMAs that use them (1 or 2; 2 keeps three
 // fragment sets live, so an LDS has two K indices of FMAs, not one, to land in, within its own warp).
+// kZig: each 4 x 4 product walks its columns forward and back on alternate rows, so consecutive
+// FFMAs share an operand register at every turn too (the register reuse cache), not only along a row.
 // MIN_BLOCKS: blocks per SM the register budget must allow (2 blocks of 256 threads: at most 128
 // registers a thread).
 // bvec: B allows 16-byte copies (16-byte aligned base, ldb a multiple of 4; 4-byte copies
 // otherwise); cvec: C allows 16-byte loads and stores. Both are uniform per launch.
 template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS, bool kEarly = false, bool kFast = false,
-          int KU = BK, int AHEAD = 1>
+          int KU = BK, int AHEAD = 1, bool kZig = false>
 __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void gemm_sm90_kernel(
     GemmParams<float> g, int tiles_x, int tiles_y, int bvec, int cvec) {
   using namespace sgemm;
@@ -183,7 +185,10 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
 #pragma unroll
         for (int e = 0; e < 4; ++e)
 #pragma unroll
-          for (int f = 0; f < 4; ++f) acc[qi * 4 + e][qj * 4 + f] += a[e] * b[f];
+          for (int f0 = 0; f0 < 4; ++f0) {
+            const int f = kZig && (e & 1) ? 3 - f0 : f0;
+            acc[qi * 4 + e][qj * 4 + f] += a[e] * b[f];
+          }
       }
     }
   };

@@ -115,6 +115,7 @@ struct SgemmVariant {
   bool fast = false;   // interior blocks copy full steps without predicates (gemm_sm90.cuh's kFast)
   int ku = 0;          // K indices unrolled per loop iteration (gemm_sm90.cuh's KU; 0: the whole step)
   int ahead = 1;       // K indices the fragment reads run ahead of their FMAs (gemm_sm90.cuh's AHEAD)
+  bool zig = false;    // the FFMAs of a 4 x 4 product in zigzag order (gemm_sm90.cuh's kZig)
 };
 inline constexpr SgemmVariant kSgemmVariants[] = {
     {"sm80", 128, 128, 16, 2, 8, 8},   {"warp2", 128, 128, 16, 2, 8, 8},  {"warp3", 128, 128, 16, 3, 8, 8},
@@ -130,6 +131,7 @@ inline constexpr SgemmVariant kSgemmVariants[] = {
     {"big3ef", 256, 128, 16, 3, 16, 8, true, true}, {"cub3f", 256, 128, 8, 3, 16, 8, false, true},
     {"cub3ef", 256, 128, 8, 3, 16, 8, true, true},  {"cub4ef", 256, 128, 8, 4, 16, 8, true, true},
     {"cub3ef2", 256, 128, 8, 3, 16, 8, true, true, 0, 2}, {"dual3ef8", 128, 128, 8, 3, 16, 8, true, true},
+    {"dual3efz", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true}, {"cub3efz", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true},
 };
 inline constexpr int kSgemmVariantCount = int(sizeof(kSgemmVariants) / sizeof(kSgemmVariants[0]));
 inline constexpr int kSgemmPadA = 4;

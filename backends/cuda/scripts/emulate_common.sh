@@ -59,12 +59,23 @@ PY
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 struct Shape { int m, n, k, pa, pb, pc, off; double alpha, beta; };
+// Odd and prime sizes, partial tiles, 1x1x1, k = 0 (C = beta C), ld pads, an unaligned base,
+// alpha and beta; then the kernel's own (its tile sizes, several blocks).
+inline std::vector<Shape> shapes_and(std::initializer_list<Shape> more) {
+  std::vector<Shape> v = {{67, 45, 33, 0, 0, 0, 0, 1, 0}, {68, 44, 36, 0, 0, 0, 0, 1, 0}, {131, 260, 37, 0, 0, 0, 0, 0.5, 2},
+                          {130, 130, 50, 2, 4, 6, 0, -1, 0.25}, {70, 66, 21, 1, 3, 5, 0, 1, 1}, {33, 17, 40, 0, 0, 0, 1, 1, 0},
+                          {1, 1, 1, 0, 0, 0, 0, 2, 0.5}, {129, 131, 0, 0, 0, 0, 0, 1, 0}, {40, 30, 0, 0, 0, 0, 0, 1, 3},
+                          {3, 200, 65, 0, 0, 0, 0, 1, 0}};
+  v.insert(v.end(), more);
+  return v;
+}
 
 template <class T>
 struct Problem {

@@ -25,7 +25,7 @@ namespace tilekit::gpu { alignas(16) unsigned char gemm_sm90_smem[4 * 32 * (256 
 #include "emu_gemm.hpp"
 using namespace tilekit::gpu;
 
-template <int BM, int BN, int BK, int TM, int TN, int S, bool E = false, bool F = false, int KU = BK, int AH = 1>
+template <int BM, int BN, int BK, int TM, int TN, int S, bool E = false, bool F = false, int KU = BK, int AH = 1, bool Z = false>
 int run(const Shape& s, std::mt19937& gen) {
   Problem<float> p(s, gen);
   const int tx = (s.n + BN - 1) / BN, ty = (s.m + BM - 1) / BM;
@@ -34,21 +34,19 @@ int run(const Shape& s, std::mt19937& gen) {
   std::barrier<> bar(NT);
   g_block = &bar;
   p.launch(tx * ty, NT, [](int) { std::memset(gemm_sm90_smem, 0xff, sizeof(gemm_sm90_smem)); },  // NaN garbage
-           [&] { gemm_sm90_kernel<BM, BN, BK, TM, TN, S, 1, E, F, KU, AH>(p.g, tx, ty, bvec, cvec); });
+           [&] { gemm_sm90_kernel<BM, BN, BK, TM, TN, S, 1, E, F, KU, AH, Z>(p.g, tx, ty, bvec, cvec); });
   char what[128];
-  std::snprintf(what, sizeof what, "%3dx%-3dx%-2d %2dx%-2d S=%d%s%s KU=%d ahead=%d bvec=%d cvec=%d", BM, BN, BK, TM, TN, S,
-                E ? " early" : "", F ? " fast" : "", KU, AH, bvec, cvec);
+  std::snprintf(what, sizeof what, "%3dx%-3dx%-2d %2dx%-2d S=%d%s%s%s KU=%d ahead=%d bvec=%d cvec=%d", BM, BN, BK, TM, TN, S,
+                E ? " early" : "", F ? " fast" : "", Z ? " zig" : "", KU, AH, bvec, cvec);
   return p.check(what, 1e-5 * (1 + std::sqrt(double(s.k))));
 }
 
 int main() {
   std::mt19937 gen(7);
   int fails = 0;
-  const Shape shapes[] = {{67, 45, 33, 0, 0, 0, 0, 1, 0}, {68, 44, 36, 0, 0, 0, 0, 1, 0}, {131, 260, 37, 0, 0, 0, 0, 0.5, 2},
-                          {130, 130, 50, 2, 4, 6, 0, -1, 0.25}, {70, 66, 21, 1, 3, 5, 0, 1, 1}, {33, 17, 40, 0, 0, 0, 1, 1, 0},
-                          {1, 1, 1, 0, 0, 0, 0, 2, 0.5}, {129, 131, 0, 0, 0, 0, 0, 1, 0}, {40, 30, 0, 0, 0, 0, 0, 1, 3},
-                          {256, 128, 64, 0, 0, 0, 0, 1, 0}, {3, 200, 65, 0, 0, 0, 0, 1, 0}, {300, 140, 83, 4, 0, 4, 0, 1, 0},
-                          {260, 260, 83, 1, 4, 0, 0, 1, 0.5}, {256, 256, 96, 4, 8, 4, 0, 1, 0}, {512, 128, 40, 0, 4, 0, 0, 1, 0}};
+  const auto shapes = shapes_and({{256, 128, 64, 0, 0, 0, 0, 1, 0}, {300, 140, 83, 4, 0, 4, 0, 1, 0},
+                                   {260, 260, 83, 1, 4, 0, 0, 1, 0.5}, {256, 256, 96, 4, 8, 4, 0, 1, 0},
+                                   {512, 128, 40, 0, 4, 0, 0, 1, 0}});
   // SGEMM_EMULATE=new: only the instantiations added last (round 4), for a quicker check.
   const char* only = std::getenv("SGEMM_EMULATE");
   const bool all = !(only && std::string(only) == "new");
@@ -75,13 +73,15 @@ int main() {
       fails += run<128, 128, 16, 16, 8, 3, false, true, 8>(s, gen);
       fails += run<128, 128, 16, 16, 8, 3, false, true, 2>(s, gen);
     }
-    // round 4 (tile_choice.hpp: big3ef cub3f cub3ef cub4ef cub3ef2 dual3ef8)
+    // round 4 (tile_choice.hpp: big3ef cub3f cub3ef cub4ef cub3ef2 dual3ef8 dual3efz cub3efz)
     fails += run<256, 128, 16, 16, 8, 3, true, true>(s, gen);
     fails += run<256, 128, 8, 16, 8, 3, false, true>(s, gen);
     fails += run<256, 128, 8, 16, 8, 3, true, true>(s, gen);
     fails += run<256, 128, 8, 16, 8, 4, true, true>(s, gen);
     fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 2>(s, gen);
     fails += run<128, 128, 8, 16, 8, 3, true, true>(s, gen);
+    fails += run<128, 128, 16, 16, 8, 3, true, true, 16, 1, true>(s, gen);  // dual3efz, cub3efz
+    fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, true>(s, gen);
     // two ahead without the early barrier, and with the 16-deep step (not compiled for the device)
     fails += run<128, 128, 16, 16, 8, 3, false, true, 16, 2>(s, gen);
     fails += run<128, 128, 16, 8, 8, 2, true, false, 16, 2>(s, gen);

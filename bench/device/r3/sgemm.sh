@@ -6,10 +6,11 @@
 #   1. conformance of the cuda float gemm optimized under each new TILEKIT_SGEMM value
 #   2. `tilekit compare gemm --backends cuda --size 4096` per variant (cuBLAS in the same process),
 #      dual3ef (the default) among them: only a variant that beats it in the same run may replace it
-#   3. compare at 8192 for the best new variant and dual3ef
-#   4. ncu: the stall reasons per issued instruction of the best new variant, dual3ef and cuBLAS
+#   3. ncu: the stall reasons per issued instruction of the best new variant, dual3ef and cuBLAS
 #      (one launch each, 4096 x 4096 x 1024: the same grid as 4096, a quarter of the reference),
 #      and the per-SASS-instruction stall samples of the best new variant (source page, top rows)
+#   4. compare at 8192 for the best new variant and dual3ef, while the time lasts
+#   5. the SASS of dual3ef, cub3ef, cub3ef2, dual3efz (gzipped)
 # SGEMM_VARIANTS overrides the sweep; SGEMM_BUDGET the time (seconds).
 # Writes small text files into OUT_DIR, and summary.txt.
 set -uo pipefail
@@ -33,7 +34,7 @@ step() {
   timeout "$s" "$@"
 }
 # The variants of round 4 (tile_choice.hpp) and the default they must beat.
-new=${SGEMM_NEW:-"cub3ef big3ef cub3f cub4ef cub3ef2 dual3ef8"}
+new=${SGEMM_NEW:-"cub3ef big3ef cub3f cub4ef cub3ef2 dual3ef8 dual3efz cub3efz"}
 variants=${SGEMM_VARIANTS:-"dual3ef $new"}
 sum=$out/summary.txt
 {
@@ -82,7 +83,7 @@ PY
 )
 echo "best new at 4096: $best" | tee -a "$sum"
 
-# 4. ncu: where the issue slots go. Stall reasons per issued instruction (the WarpStateStats
+# 3. ncu: where the issue slots go. Stall reasons per issued instruction (the WarpStateStats
 #    figures: "selected" is the issue itself, "not_selected" another warp issuing), scheduler
 #    figures, instruction counts; cuBLAS's kernel under the same metrics.
 metrics='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.avg,smsp__inst_executed_op_shared_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum'
@@ -149,11 +150,21 @@ for v in dual3ef cublas; do
 done
 echo "after ncu: $(($(date +%s) - start)) s" >>"$sum"
 
-# 5. 8192: the best new variant and the default, while the time lasts
+# 4. 8192: the best new variant and the default, while the time lasts
 for v in $best dual3ef; do
   TILEKIT_SGEMM=$v step 20 $B/tilekit compare gemm --backends cuda --size 8192 --reps 5 --json "$out/compare-8192-$v.json" \
     >"$out/compare-8192-$v.txt" 2>&1
   echo "compare 8192 $v: rc=$? $(row "$out/compare-8192-$v.txt")" | tee -a "$sum"
 done
+
+# 5. the SASS of dual3ef, cub3ef, cub3ef2 and dual3efz (gzipped; for reading the schedule offline:
+#    where the LDS sit among the FFMAs, reuse flags, the barrier)
+obj=$(find "$B" -path '*tilekit_backend_cuda.dir*' -name 'gemm.cu.o' | head -1)
+if [ -n "$obj" ]; then
+  step 15 cuobjdump -sass "$obj" 2>/dev/null | awk '
+    /Function :/ { keep = $3 ~ /gemm_sm90_kernelILi128ELi128ELi16ELi16ELi8ELi3ELi2ELb1ELb1ELi16ELi1ELb[01]E|gemm_sm90_kernelILi256ELi128ELi8ELi16ELi8ELi3ELi1ELb1ELb1ELi8ELi[12]ELb0E/ }
+    keep { print }' | gzip >"$out/sm90-sass.txt.gz"
+  echo "sass: rc=$? $(zcat "$out/sm90-sass.txt.gz" | grep -c 'Function :') kernels" | tee -a "$sum"
+fi
 
 echo "total: $(($(date +%s) - start)) s" | tee -a "$sum"
