@@ -10,7 +10,8 @@
 #      (one launch each, 4096 x 4096 x 1024: the same grid as 4096, a quarter of the reference),
 #      and the per-SASS-instruction stall samples of the best new variant (source page, top rows)
 #   4. compare at 8192 for the best new variant and dual3ef, while the time lasts
-#   5. the SASS of dual3ef, cub3ef, cub3ef2, dual3efz (gzipped)
+#      then the SASS of dual3ef, cub3ef, cub3ef2, dual3efz (gzipped) and the control codes of
+#      their K loops (backends/cuda/scripts/sass_control.py), then ncu of cuBLAS and dual3ef
 # SGEMM_VARIANTS overrides the sweep; SGEMM_BUDGET the time (seconds).
 # Writes small text files into OUT_DIR, and summary.txt.
 set -uo pipefail
@@ -142,7 +143,19 @@ PY
   gzip -f "$out/src-$best.csv" 2>/dev/null
   rm -f "$rep.ncu-rep"
 fi
-for v in dual3ef cublas; do
+# The SASS of dual3ef, cub3ef, cub3ef2 and dual3efz (gzipped; for reading the schedule offline:
+#    where the LDS sit among the FFMAs, reuse flags, the barrier)
+obj=$(find "$B" -path '*tilekit_backend_cuda.dir*' -name 'gemm.cu.o' | head -1)
+if [ -n "$obj" ]; then
+  step 15 cuobjdump -sass "$obj" 2>/dev/null | awk '
+    /Function :/ { keep = $3 ~ /gemm_sm90_kernelILi128ELi128ELi16ELi16ELi8ELi3ELi2ELb1ELb1ELi16ELi1ELb[01]E|gemm_sm90_kernelILi256ELi128ELi8ELi16ELi8ELi3ELi1ELb1ELb1ELi8ELi[12]ELb0E/ }
+    keep { print }' | gzip >"$out/sm90-sass.txt.gz"
+  echo "sass: rc=$? $(zcat "$out/sm90-sass.txt.gz" | grep -c 'Function :') kernels" | tee -a "$sum"
+  step 10 python3 backends/cuda/scripts/sass_control.py "$out/sm90-sass.txt.gz" >"$out/sass-control.txt" 2>&1
+  grep -E "^_Z|loop:|FFMA stall" "$out/sass-control.txt" | cut -c1-200 | tee -a "$sum"
+fi
+
+for v in cublas dual3ef; do
   if [ $v = cublas ]; then what="--peer" sv=""; else what="--variant optimized" sv=$v; fi
   TILEKIT_SGEMM=$sv step 15 ncu --kernel-name regex:'gemm_sm90_kernel|sgemm|xmma' --launch-skip 1 --launch-count 1 --metrics "$metrics" \
     $B/tilekit run gemm --backend cuda $what $shape --reps 2 >"$out/ncu-$v.txt" 2>&1
@@ -156,15 +169,5 @@ for v in $best dual3ef; do
     >"$out/compare-8192-$v.txt" 2>&1
   echo "compare 8192 $v: rc=$? $(row "$out/compare-8192-$v.txt")" | tee -a "$sum"
 done
-
-# 5. the SASS of dual3ef, cub3ef, cub3ef2 and dual3efz (gzipped; for reading the schedule offline:
-#    where the LDS sit among the FFMAs, reuse flags, the barrier)
-obj=$(find "$B" -path '*tilekit_backend_cuda.dir*' -name 'gemm.cu.o' | head -1)
-if [ -n "$obj" ]; then
-  step 15 cuobjdump -sass "$obj" 2>/dev/null | awk '
-    /Function :/ { keep = $3 ~ /gemm_sm90_kernelILi128ELi128ELi16ELi16ELi8ELi3ELi2ELb1ELb1ELi16ELi1ELb[01]E|gemm_sm90_kernelILi256ELi128ELi8ELi16ELi8ELi3ELi1ELb1ELb1ELi8ELi[12]ELb0E/ }
-    keep { print }' | gzip >"$out/sm90-sass.txt.gz"
-  echo "sass: rc=$? $(zcat "$out/sm90-sass.txt.gz" | grep -c 'Function :') kernels" | tee -a "$sum"
-fi
 
 echo "total: $(($(date +%s) - start)) s" | tee -a "$sum"
