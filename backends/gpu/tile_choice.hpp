@@ -126,12 +126,13 @@ inline constexpr SgemmVariant kSgemmVariants[] = {
     {"dual3ef", 128, 128, 16, 3, 16, 8, true, true}, {"big3f", 256, 128, 16, 3, 16, 8, false, true},
     {"dual3fu4", 128, 128, 16, 3, 16, 8, false, true, 4}, {"dual3efu4", 128, 128, 16, 3, 16, 8, true, true, 4},
     {"dual3fu8", 128, 128, 16, 3, 16, 8, false, true, 8}, {"dual3fu2", 128, 128, 16, 3, 16, 8, false, true, 2},
-    // Round 4: cuBLAS's own shape (256x128x8, 3 stages, 8 warps of 64x64, one block per SM), and
-    // fragments two K indices ahead (the "2" suffix).
+    // Round 4: cuBLAS's own shape (256x128x8, 3 stages, 8 warps of 64x64, one block per SM),
+    // fragments two K indices ahead (the "2" suffix), FFMAs in zigzag order ("z").
     {"big3ef", 256, 128, 16, 3, 16, 8, true, true}, {"cub3f", 256, 128, 8, 3, 16, 8, false, true},
     {"cub3ef", 256, 128, 8, 3, 16, 8, true, true},  {"cub4ef", 256, 128, 8, 4, 16, 8, true, true},
     {"cub3ef2", 256, 128, 8, 3, 16, 8, true, true, 0, 2}, {"dual3ef8", 128, 128, 8, 3, 16, 8, true, true},
     {"dual3efz", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true}, {"cub3efz", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true},
+    {"dual3f2", 128, 128, 16, 3, 16, 8, false, true, 0, 2}, {"cub3f2", 256, 128, 8, 3, 16, 8, false, true, 0, 2},
 };
 inline constexpr int kSgemmVariantCount = int(sizeof(kSgemmVariants) / sizeof(kSgemmVariants[0]));
 inline constexpr int kSgemmPadA = 4;

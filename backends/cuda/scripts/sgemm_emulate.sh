@@ -73,7 +73,7 @@ int main() {
       fails += run<128, 128, 16, 16, 8, 3, false, true, 8>(s, gen);
       fails += run<128, 128, 16, 16, 8, 3, false, true, 2>(s, gen);
     }
-    // round 4 (tile_choice.hpp: big3ef cub3f cub3ef cub4ef cub3ef2 dual3ef8 dual3efz cub3efz)
+    // round 4 (tile_choice.hpp: big3ef cub3f cub3ef cub4ef cub3ef2 dual3ef8 dual3efz cub3efz, then dual3f2 cub3f2)
     fails += run<256, 128, 16, 16, 8, 3, true, true>(s, gen);
     fails += run<256, 128, 8, 16, 8, 3, false, true>(s, gen);
     fails += run<256, 128, 8, 16, 8, 3, true, true>(s, gen);
@@ -82,8 +82,9 @@ int main() {
     fails += run<128, 128, 8, 16, 8, 3, true, true>(s, gen);
     fails += run<128, 128, 16, 16, 8, 3, true, true, 16, 1, true>(s, gen);  // dual3efz, cub3efz
     fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, true>(s, gen);
-    // two ahead without the early barrier, and with the 16-deep step (not compiled for the device)
-    fails += run<128, 128, 16, 16, 8, 3, false, true, 16, 2>(s, gen);
+    fails += run<128, 128, 16, 16, 8, 3, false, true, 16, 2>(s, gen);  // dual3f2, cub3f2
+    fails += run<256, 128, 8, 16, 8, 3, false, true, 8, 2>(s, gen);
+    // two ahead with the early barrier and without the fast copies (not compiled for the device)
     fails += run<128, 128, 16, 8, 8, 2, true, false, 16, 2>(s, gen);
   }
   std::printf("%d failures\n", fails);

@@ -35,7 +35,7 @@ step() {
   timeout "$s" "$@"
 }
 # The variants of round 4 (tile_choice.hpp) and the default they must beat.
-new=${SGEMM_NEW:-"cub3ef big3ef cub3f cub4ef cub3ef2 dual3ef8 dual3efz cub3efz"}
+new=${SGEMM_NEW:-"cub3ef big3ef cub3f cub3ef2 dual3f2 cub3f2 dual3efz cub3efz dual3ef8"}
 variants=${SGEMM_VARIANTS:-"dual3ef $new"}
 sum=$out/summary.txt
 {
