@@ -62,6 +62,37 @@ __device__ __forceinline__ void wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(pending) : "memory");
 #endif
 }
+// cp.async of `bytes` (0..size) of T from global to shared, the rest of `size` zero-filled (the
+// kernels' borders): 16-byte copies bypass L1 (.cg: the reuse is in shared memory), smaller ones
+// must go through it (.ca). Below sm_80 (and in the host emulation, backends/cuda/scripts) a
+// plain copy with the same zero fill.
+template <int size, class T>
+__device__ __forceinline__ void copy(T* dst_shared, const T* src, int bytes) {
+  static_assert(size == 16 || size == 8 || size == 4, "cp.async copies 4, 8 or 16 bytes");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
+  if constexpr (size == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(dst), "l"(src), "n"(size), "r"(bytes) : "memory");
+#else
+  for (int e = 0; e < size / int(sizeof(T)); ++e) dst_shared[e] = e * int(sizeof(T)) < bytes ? src[e] : T(0);
+#endif
+}
+// The same copy of all `size` bytes (no source size, no zero fill: the interior blocks' fast path).
+template <int size, class T>
+__device__ __forceinline__ void copy_full(T* dst_shared, const T* src) {
+  static_assert(size == 16 || size == 8 || size == 4, "cp.async copies 4, 8 or 16 bytes");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
+  if constexpr (size == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(size) : "memory");
+#else
+  for (int e = 0; e < size / int(sizeof(T)); ++e) dst_shared[e] = src[e];
+#endif
+}
 }  // namespace async_group
 
 }  // namespace tilekit::gpu

@@ -72,10 +72,20 @@ const void* sm90_kernel(int sv) {
     case 17: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, true, true, 4>);
     case 18: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, false, true, 8>);
     case 19: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, false, true, 2>);
+    case 20: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 16, 16, 8, 3, 1, true, true>);
+    case 21: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 3, 1, false, true>);
+    case 22: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 3, 1, true, true>);
+    case 23: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 4, 1, true, true>);
+    case 24: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 3, 1, true, true, 8, 2>);
+    case 25: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 8, 16, 8, 3, 2, true, true>);
+    case 26: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, true, true, 16, 1, true>);
+    case 27: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 3, 1, true, true, 8, 1, true>);
+    case 28: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, false, true, 16, 2>);
+    case 29: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 3, 1, false, true, 8, 2>);
   }
   return nullptr;
 }
-static_assert(kSgemmVariantCount == 20, "sm90_kernel lists every gemm_sm90 variant");
+static_assert(kSgemmVariantCount == 30, "sm90_kernel lists every gemm_sm90 variant");
 #endif
 
 // The plan names a gemm_sm90 kernel: only the cuda build of a float gemm can follow it.

@@ -41,21 +41,7 @@ constexpr int smem_bytes(int bm, int bn) {
   return kStages * (bm * (kDepth + kPad) + kDepth * (bn + kPad)) * int(sizeof(double));
 }
 
-// cp.async of `bytes` (0, 8 or 16) from global to shared, the rest of `size` zero-filled. 16-byte
-// copies bypass L1 (.cg: the reuse is in shared memory); 8-byte ones must go through it (.ca).
-// Below sm_80 a plain copy (the kernel then overlaps nothing, but stays correct).
-template <int size>
-__device__ __forceinline__ void copy(double* dst_shared, const double* src, int bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
-  if constexpr (size == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-#else
-  for (int e = 0; e < size / 8; ++e) dst_shared[e] = e * 8 < bytes ? src[e] : 0.0;
-#endif
-}
+using async_group::copy;  // device_common.cuh: cp.async of 16 or 8 bytes, zero-filled past `bytes`
 using async_group::commit;
 using async_group::wait;
 

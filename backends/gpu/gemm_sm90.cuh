@@ -35,33 +35,8 @@ constexpr int kPadA = 4;  // floats of padding per k-row of A's shared tile (con
 // Shared bytes of one block; tile_choice.hpp's sgemm_smem_bytes computes the same for the plan.
 constexpr int smem_bytes(int bm, int bn, int bk, int stages) { return stages * bk * (bm + kPadA + bn) * int(sizeof(float)); }
 
-// cp.async of `bytes` (0..size) from global to shared, the rest of `size` zero-filled: 16-byte
-// copies bypass L1 (.cg), 4-byte ones must go through it (.ca). Below sm_80 a plain copy.
-template <int size>
-__device__ __forceinline__ void copy(float* dst_shared, const float* src, int bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
-  if constexpr (size == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
-#else
-  for (int e = 0; e < size / 4; ++e) dst_shared[e] = e * 4 < bytes ? src[e] : 0.0f;
-#endif
-}
-// The same copy of all `size` bytes (no source size: the interior blocks' fast path).
-template <int size>
-__device__ __forceinline__ void copy_full(float* dst_shared, const float* src) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(dst_shared));
-  if constexpr (size == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src) : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
-#else
-  for (int e = 0; e < size / 4; ++e) dst_shared[e] = src[e];
-#endif
-}
+using async_group::copy;  // device_common.cuh: cp.async with zero fill, and without (copy_full)
+using async_group::copy_full;
 using async_group::commit;
 using async_group::wait;
 
@@ -75,12 +50,16 @@ constexpr int threads(int bm, int bn, int tm, int tn) { return (bm / (4 * tm)) *
 // kFast: blocks wholly inside C copy their full K steps from per-row pointers, without predicates;
 // KU: K indices unrolled (BK: the whole step; fewer keep the loop body small for the instruction
 // cache: a fully unrolled 16-deep step of 16x8 per thread is ~2200 instructions, 35 KB of code).
+// AHEAD: K indices the fragment reads run ahead of the FMAs that use them (1 or 2; 2 keeps three
+// fragment sets live, so an LDS has two K indices of FMAs, not one, to land in, within its own warp).
+// kZig: each 4 x 4 product walks its columns forward and back on alternate rows, so consecutive
+// FFMAs share an operand register at every turn too (the register reuse cache), not only along a row.
 // MIN_BLOCKS: blocks per SM the register budget must allow (2 blocks of 256 threads: at most 128
 // registers a thread).
 // bvec: B allows 16-byte copies (16-byte aligned base, ldb a multiple of 4; 4-byte copies
 // otherwise); cvec: C allows 16-byte loads and stores. Both are uniform per launch.
 template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS, bool kEarly = false, bool kFast = false,
-          int KU = BK>
+          int KU = BK, int AHEAD = 1, bool kZig = false>
 __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void gemm_sm90_kernel(
     GemmParams<float> g, int tiles_x, int tiles_y, int bvec, int cvec) {
   using namespace sgemm;
@@ -180,8 +159,12 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
     for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
   // Fragments: quadrant qi of the thread's rows starts at wm0 + 16 qi + 4 tr, quadrant qj of its
-  // columns at wn0 + 32 qj + 4 tc. Two buffers: K index k + 1 is read before k's FMAs run.
-  using Frags = float4[2][QM + QN];  // [buffer][A quadrants, then B quadrants]
+  // columns at wn0 + 32 qj + 4 tc. Buffer of K index kk: kk % NB, a compile-time index once the
+  // K loop is unrolled (NB divides KU and BK), so the fragments stay in registers; AHEAD + 1 of
+  // the NB buffers are live at a time.
+  constexpr int NB = AHEAD == 1 ? 2 : 4;
+  static_assert(AHEAD == 1 || AHEAD == 2, "fragments one or two K indices ahead");
+  using Frags = float4[NB][QM + QN];  // [buffer][A quadrants, then B quadrants]
   const float* frag_base = smem + wm0 + tr * 4;  // stage 0, K index 0 (B: + A_STAGE + wn0 - wm0 ...)
   auto fetch = [&](Frags& fr, int buf, int s, int kk) {
     const float* as = frag_base + s * STAGE + kk * LDA;
@@ -202,7 +185,10 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
 #pragma unroll
         for (int e = 0; e < 4; ++e)
 #pragma unroll
-          for (int f = 0; f < 4; ++f) acc[qi * 4 + e][qj * 4 + f] += a[e] * b[f];
+          for (int f0 = 0; f0 < 4; ++f0) {
+            const int f = kZig && (e & 1) ? 3 - f0 : f0;
+            acc[qi * 4 + e][qj * 4 + f] += a[e] * b[f];
+          }
       }
     }
   };
@@ -211,8 +197,8 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
   // complete (at most kStages - 2 younger groups pending) and the barrier makes everyone's
   // visible; the same barrier means every warp has finished reading step t - 1's stage, which the
   // copies issued next reuse. Every step commits a group (empty past the end): the count is exact.
-  // kEarly moves each step's barrier before its last K index: the first fragments of step t + 1
-  // are read across it, so the last FMAs of step t, not an idle wait, cover that read's latency.
+  // kEarly moves each step's barrier before its last AHEAD K indices: the first fragments of step
+  // t + 1 are read across it, so the last FMAs of step t, not an idle wait, cover their latency.
   const int steps = (g.k + BK - 1) / BK;
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
@@ -220,11 +206,17 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
     commit();
   }
   int read = 0, write = kStages - 1;
+  // The first AHEAD K indices of a stage are read before its loop (kEarly: across the previous
+  // step's barrier), each later one AHEAD indices before its FMAs.
+  auto fetch_first = [&](Frags& fr, int s) {
+#pragma unroll
+    for (int a = 0; a < AHEAD; ++a) fetch(fr, a, s, a);
+  };
   Frags early;  // kEarly: the fragments live across steps
   if constexpr (kEarly) {
     wait<kStages - 2>();
     __syncthreads();
-    if (steps > 0) fetch(early, 0, 0, 0);
+    if (steps > 0) fetch_first(early, 0);
   }
   for (int t = 0; t < steps; ++t) {
     Frags local;  // otherwise they are the step's own (fewer registers live across the loop)
@@ -235,22 +227,26 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
     }
     if (t + kStages - 1 < steps) load(write, (t + kStages - 1) * BK);
     commit();
-    if constexpr (!kEarly) fetch(fr, 0, read, 0);
+    if constexpr (!kEarly) fetch_first(fr, read);
     const int next = read + 1 == kStages ? 0 : read + 1;
-    static_assert(BK % KU == 0 && KU % 2 == 0, "whole, even unrolled groups (the buffer is kk % 2)");
+    static_assert(BK % KU == 0 && KU % NB == 0, "whole unrolled groups of whole buffer rounds (the buffer is kk % NB)");
 #pragma unroll 1
     for (int k0 = 0; k0 < BK; k0 += KU) {
 #pragma unroll
       for (int u = 0; u < KU; ++u) {
-        const int kk = k0 + u, cur = u & 1;  // KU is even: every group, and step t + 1, start in buffer 0
-        if (u + 1 < KU || k0 + KU < BK) {
-          fetch(fr, cur ^ 1, read, kk + 1);
+        const int kk = k0 + u, j = kk + AHEAD;  // every group, and step t + 1, start in buffer 0
+        if (j < BK) {
+          fetch(fr, (u + AHEAD) % NB, read, j);
         } else if (kEarly && t + 1 < steps) {
-          wait<kStages - 2>();
-          __syncthreads();
-          fetch(fr, cur ^ 1, next, 0);
+          // The first read from the next stage: every read of this one is issued, so after this
+          // barrier the stage may be refilled, and the next one's copies are visible.
+          if (j == BK) {
+            wait<kStages - 2>();
+            __syncthreads();
+          }
+          fetch(fr, (u + AHEAD) % NB, next, j - BK);
         }
-        fma(fr, cur);
+        fma(fr, u % NB);
       }
     }
     read = next;

@@ -166,7 +166,7 @@ Occupancy estimate_occupancy(const DeviceProps& d, int threads, std::size_t smem
 std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t) {
   if (v != Variant::optimized) return {};
   if (op == Op::gemm) {
-    if (t == DType::f32) return {{128, 128, 8}, {128, 128, 16}, {128, 64, 8}, {64, 64, 8}, {256, 128, 16}, {128, 128, 32}};
+    if (t == DType::f32) return {{128, 128, 8}, {128, 128, 16}, {128, 64, 8}, {64, 64, 8}, {256, 128, 16}, {128, 128, 32}, {256, 128, 8}};
     return {{128, 128, 8}, {128, 64, 8}, {64, 64, 8}, {128, 128, kDmmaDepth}, {128, 64, kDmmaDepth}, {64, 64, kDmmaDepth}};
   }
   if (op == Op::transpose) return {{32, 32, 0}, {64, 64, 0}, {32, 64, 0}, {64, 32, 0}};
@@ -222,10 +222,10 @@ int sgemm_with_tile(int sv, int rows, int depth) {
   }
   return best;
 }
-// Explicit tiles only gemm_sm90 compiles (256x128x16, 128x128x32): they run it whatever
-// TILEKIT_SGEMM says.
+// Explicit tiles only gemm_sm90 compiles (256x128x16, 256x128x8, 128x128x32): they run it
+// whatever TILEKIT_SGEMM says.
 bool sgemm_only_tile(const TileConfig& t) {
-  return t.cols == 128 && ((t.rows == 256 && t.depth == 16) || (t.rows == 128 && t.depth == 32));
+  return t.cols == 128 && ((t.rows == 256 && (t.depth == 16 || t.depth == 8)) || (t.rows == 128 && t.depth == 32));
 }
 }  // namespace
 
@@ -347,7 +347,8 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                     std::to_string(kDmmaStages) + " cp.async stages>";
       } else if (const int sv0 = f64 ? 0 : sgemm_variant_for(d);
                  !f64 && runs_gemm_sm90(d) &&
-                 ((sv0 != 0 && (req.is_auto() || (req.rows == 128 && req.cols == 128 && req.depth == 16))) ||
+                 ((sv0 != 0 && (req.is_auto() || (req.rows == 128 && req.cols == 128 &&
+                                                   (req.depth == 16 || req.depth == kSgemmVariants[sv0].depth)))) ||
                   sgemm_only_tile(req))) {
         // The float gemm of sm_90 (gemm_sm90.cuh). Automatic: the variant's tile while it gives
         // every SM a block, else its 128x128 form, else gemm.cuh's 64x64 kernel.

@@ -114,6 +114,8 @@ struct SgemmVariant {
   bool early = false;  // each step's barrier before its last K index (gemm_sm90.cuh's kEarly)
   bool fast = false;   // interior blocks copy full steps without predicates (gemm_sm90.cuh's kFast)
   int ku = 0;          // K indices unrolled per loop iteration (gemm_sm90.cuh's KU; 0: the whole step)
+  int ahead = 1;       // K indices the fragment reads run ahead of their FMAs (gemm_sm90.cuh's AHEAD)
+  bool zig = false;    // the FFMAs of a 4 x 4 product in zigzag order (gemm_sm90.cuh's kZig)
 };
 inline constexpr SgemmVariant kSgemmVariants[] = {
     {"sm80", 128, 128, 16, 2, 8, 8},   {"warp2", 128, 128, 16, 2, 8, 8},  {"warp3", 128, 128, 16, 3, 8, 8},
@@ -124,6 +126,13 @@ inline constexpr SgemmVariant kSgemmVariants[] = {
     {"dual3ef", 128, 128, 16, 3, 16, 8, true, true}, {"big3f", 256, 128, 16, 3, 16, 8, false, true},
     {"dual3fu4", 128, 128, 16, 3, 16, 8, false, true, 4}, {"dual3efu4", 128, 128, 16, 3, 16, 8, true, true, 4},
     {"dual3fu8", 128, 128, 16, 3, 16, 8, false, true, 8}, {"dual3fu2", 128, 128, 16, 3, 16, 8, false, true, 2},
+    // Round 4: cuBLAS's own shape (256x128x8, 3 stages, 8 warps of 64x64, one block per SM),
+    // fragments two K indices ahead (the "2" suffix), FFMAs in zigzag order ("z").
+    {"big3ef", 256, 128, 16, 3, 16, 8, true, true}, {"cub3f", 256, 128, 8, 3, 16, 8, false, true},
+    {"cub3ef", 256, 128, 8, 3, 16, 8, true, true},  {"cub4ef", 256, 128, 8, 4, 16, 8, true, true},
+    {"cub3ef2", 256, 128, 8, 3, 16, 8, true, true, 0, 2}, {"dual3ef8", 128, 128, 8, 3, 16, 8, true, true},
+    {"dual3efz", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true}, {"cub3efz", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true},
+    {"dual3f2", 128, 128, 16, 3, 16, 8, false, true, 0, 2}, {"cub3f2", 256, 128, 8, 3, 16, 8, false, true, 0, 2},
 };
 inline constexpr int kSgemmVariantCount = int(sizeof(kSgemmVariants) / sizeof(kSgemmVariants[0]));
 inline constexpr int kSgemmPadA = 4;
@@ -132,9 +141,9 @@ inline constexpr int kSgemmDefault = 14;  // dual3ef
 constexpr int sgemm_threads(const SgemmVariant& v) { return (v.rows / (4 * v.tm)) * (v.cols / (8 * v.tn)) * 32; }
 // Registers a thread from ptxas (13.0, sm_90, no spills; NOTES.md): 8x8 per thread 127; 16x8 201
 // (256x128, one block per SM; fast copies 223), 211 (128x128x16, two; fast 233), 233 (128x128x32,
-// two), 255 (early barrier, or 4-8 K indices unrolled), 228 (2 unrolled).
+// two), 255 (early barrier, or 4-8 K indices unrolled, or two ahead), 228 (2 unrolled).
 constexpr int sgemm_regs(const SgemmVariant& v) {
-  return v.tm * v.tn == 64 ? 127 : v.early || v.ku > 2 ? 255 : v.ku == 2 ? 228 : v.rows == 256 ? (v.fast ? 223 : 201) : v.depth == 32 || v.fast ? 233 : 211;
+  return v.tm * v.tn == 64 ? 127 : v.early || v.ku > 2 || v.ahead > 1 ? 255 : v.ku == 2 ? 228 : v.rows == 256 ? (v.fast ? 223 : 201) : v.depth == 32 || v.fast ? 233 : 211;
 }
 constexpr std::size_t sgemm_smem_bytes(int bm, int bn, int bk, int stages) {
   return std::size_t(stages) * bk * std::size_t(bm + kSgemmPadA + bn) * 4;

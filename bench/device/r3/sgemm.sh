@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# Round 3, sgemm stage (issue 15, SGEMM): the sm_90 float gemm kernels (backends/gpu/gemm_sm90.cuh)
-# against gemm.cuh's kernel ("sm80") and cuBLAS, one build sweeping TILEKIT_SGEMM.
-# Usage: bash bench/device/r3/sgemm.sh BUILD_DIR OUT_DIR   (run from the repository root; ~150 s)
+# sgemm stage (issue 15, SGEMM): the sm_90 float gemm kernels (backends/gpu/gemm_sm90.cuh) against
+# the default (dual3ef) and cuBLAS, one build sweeping TILEKIT_SGEMM.
+# Usage: bash bench/device/r3/sgemm.sh BUILD_DIR OUT_DIR   (run from the repository root; ~85 s)
 # Steps, each under its own timeout and skipped when the time is spent (no step fails the others):
-#   1. conformance of the cuda float gemm optimized under each TILEKIT_SGEMM value of the sweep
-#   2. `tilekit compare gemm --backends cuda --size 4096` per variant (cuBLAS in the same run)
-#   3. compare at 8192 for the two best variants at 4096
-#   4. ncu of the best variant and of cuBLAS's kernel (its name gives its tile and stages)
-#   5. compute-sanitizer memcheck and racecheck of the new kernels on odd shapes
-#   6. cuobjdump -res-usage and the SASS instruction mix of the gemm kernels
-# SGEMM_VARIANTS overrides the sweep (device call 1 swept all twelve of its build:
-# sm80 warp2 warp3 warp4 big3 big4 dual3 dual4 deep3 ddual3 warp3e dual3e).
+#   1. conformance of the cuda float gemm optimized under each new TILEKIT_SGEMM value
+#   2. `tilekit compare gemm --backends cuda --size 4096` per variant (cuBLAS in the same process),
+#      dual3ef (the default) among them: only a variant that beats it in the same run may replace it
+#   3. ncu: the stall reasons per issued instruction of the best new variant, dual3ef and cuBLAS
+#      (one launch each, 4096 x 4096 x 1024: the same grid as 4096, a quarter of the reference),
+#      and the per-SASS-instruction stall samples of the best new variant (source page, top rows)
+#   4. compare at 8192 for the best new variant and dual3ef, while the time lasts
+#      then the SASS of dual3ef, cub3ef, cub3ef2, dual3efz (gzipped) and the control codes of
+#      their K loops (backends/cuda/scripts/sass_control.py), then ncu of cuBLAS and dual3ef
+# SGEMM_VARIANTS overrides the sweep; SGEMM_BUDGET the time (seconds).
 # Writes small text files into OUT_DIR, and summary.txt.
 set -uo pipefail
 B=${1:-build-device}
@@ -18,21 +20,23 @@ out=${2:-sgemm-out}
 mkdir -p "$out"
 export PATH=/usr/local/cuda/bin:$PATH
 start=$(date +%s)
-budget=${SGEMM_BUDGET:-145}
+budget=${SGEMM_BUDGET:-85}
 left() { echo $((start + budget - $(date +%s))); }
-# step SECONDS CMD...: runs CMD under min(SECONDS, time left), or skips it when under 5 s remain.
+# step SECONDS CMD...: runs CMD under min(SECONDS, time left), or skips it when under 4 s remain.
 step() {
   local s=$1 l
   shift
   l=$(left)
-  if [ "$l" -lt 5 ]; then
+  if [ "$l" -lt 4 ]; then
     echo "SKIPPED (time spent): $*"
     return 124
   fi
   [ "$s" -gt "$l" ] && s=$l
   timeout "$s" "$@"
 }
-variants=${SGEMM_VARIANTS:-"sm80 dual3e dual3f dual3ef dual3fu4 dual3efu4 dual3fu8 dual3fu2 warp3f big3f"}
+# The variants of round 4 (tile_choice.hpp) and the default they must beat.
+new=${SGEMM_NEW:-"cub3ef big3ef cub3f cub3ef2 dual3f2 cub3f2 dual3efz cub3efz dual3ef8"}
+variants=${SGEMM_VARIANTS:-"dual3ef $new"}
 sum=$out/summary.txt
 {
   echo "git commit: $(git rev-parse HEAD 2>/dev/null || cat .device/commit 2>/dev/null)"
@@ -40,32 +44,29 @@ sum=$out/summary.txt
   TILEKIT_SGEMM= $B/tilekit info 2>&1 | grep -E "float gemm|compute capability"
 } >"$sum"
 
-# 1. conformance (fast: the float gemm cases of the cuda backend)
-# (the optimized variant only: the one TILEKIT_SGEMM changes)
+# 1. conformance: the float gemm cases of the cuda backend, optimized (what TILEKIT_SGEMM changes)
 filter='*Conformance.Gemm*/cuda_optimized_float:*Conformance.RepeatedRuns*/cuda_optimized_float'
-for v in $variants; do
-  TILEKIT_SGEMM=$v step 25 $B/tests/tilekit_tests --gtest_filter="$filter" >"$out/tests-$v.log" 2>&1
-  echo "tests $v: rc=$? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/tests-$v.log" | tr '\n' ' ')" | tee -a "$sum"
+passed=""
+for v in $new; do
+  TILEKIT_SGEMM=$v step 15 $B/tests/tilekit_tests --gtest_filter="$filter" >"$out/tests-$v.log" 2>&1
+  rc=$?
+  echo "tests $v: rc=$rc $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/tests-$v.log" | tr '\n' ' ')" | tee -a "$sum"
   grep -E "^\[  FAILED  \]" "$out/tests-$v.log" | head -5 | tee -a "$sum"
+  [ $rc -eq 0 ] && passed="$passed $v"
 done
-echo "after tests: $(($(date +%s) - start)) s" >>"$sum"
+echo "after tests: $(($(date +%s) - start)) s; timed: dual3ef$passed" >>"$sum"
 
-# 2. 4096 per variant, cuBLAS in the same process; the SM clock and power sampled meanwhile (a
-#    kernel at the FFMA peak may run into the power limit: is the clock the same for all?)
-nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 200 >"$out/clocks-4096.csv" 2>&1 &
-smi=$!
-for v in $variants; do
-  echo "$(date +%Y/%m/%d\ %T.%N | cut -c1-23) start $v" >>"$out/clocks-marks.txt"
-  TILEKIT_SGEMM=$v step 20 $B/tilekit compare gemm --backends cuda --size 4096 --reps 10 --json "$out/compare-4096-$v.json" \
+# 2. 4096 per variant that passed, cuBLAS in the same process
+row() { grep -E 'optimized|cublas' "$1" | awk '{print $3, $6, $9}' | tr '\n' ' '; }
+for v in ${SGEMM_VARIANTS:-dual3ef$passed}; do
+  TILEKIT_SGEMM=$v step 12 $B/tilekit compare gemm --backends cuda --size 4096 --reps 10 --json "$out/compare-4096-$v.json" \
     >"$out/compare-4096-$v.txt" 2>&1
-  echo "compare 4096 $v: rc=$? $(grep -E 'optimized|cublas' "$out/compare-4096-$v.txt" | awk '{print $3, $6, $9}' | tr '\n' ' ')" |
-    tee -a "$sum"
+  echo "compare 4096 $v: rc=$? $(row "$out/compare-4096-$v.txt")" | tee -a "$sum"
 done
-kill $smi 2>/dev/null
 echo "after compare 4096: $(($(date +%s) - start)) s" >>"$sum"
 
-# 3. 8192 for the two best at 4096
-best=$(python3 - "$out" $variants <<'PY'
+# The best new variant at 4096 by its fraction of cuBLAS in its own process.
+best=$(python3 - "$out" $passed <<'PY'
 import json, sys
 out, names = sys.argv[1], sys.argv[2:]
 r = []
@@ -73,66 +74,100 @@ for v in names:
     try:
         d = json.load(open(f"{out}/compare-4096-{v}.json"))
         rows = d["rows"] if isinstance(d, dict) else d
-        r += [(x["gflops"], v) for x in rows if x.get("variant") == "optimized"]
+        opt = [x["gflops"] for x in rows if x.get("variant") == "optimized" and not x.get("peer")]
+        peer = [x["gflops"] for x in rows if x.get("peer")]
+        if opt and peer: r.append((opt[0] / peer[0], v))
     except Exception:
         pass
-print(" ".join(v for _, v in sorted(r, reverse=True)[:2]))
+print(max(r)[1] if r else "")
 PY
 )
-echo "best two at 4096: $best" | tee -a "$sum"
-for v in $best; do
-  TILEKIT_SGEMM=$v step 40 $B/tilekit compare gemm --backends cuda --size 8192 --reps 5 --json "$out/compare-8192-$v.json" \
-    >"$out/compare-8192-$v.txt" 2>&1
-  echo "compare 8192 $v: rc=$? $(grep -E 'optimized|cublas' "$out/compare-8192-$v.txt" | awk '{print $3, $6, $9}' | tr '\n' ' ')" |
-    tee -a "$sum"
-done
-# 4. ncu of the best variant and of cuBLAS (one launch each at 4096): issue slots, stall reasons,
-#    shared wavefronts per shared load; cuBLAS's kernel name and launch say its tile and stages
-top=${best%% *}
-metrics=smsp__inst_executed_op_shared_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__inst_executed_op_ldgsts.sum
-sections="--section SpeedOfLight --section SchedulerStats --section WarpStateStats --section Occupancy --section LaunchStats --section ComputeWorkloadAnalysis"
-if [ -n "$top" ]; then
-  TILEKIT_SGEMM=$top step 30 ncu --kernel-name regex:'gemm_(sm90|optimized)_kernel' --launch-skip 1 --launch-count 1 \
-    $sections --metrics $metrics $B/tilekit run gemm --backend cuda --variant optimized --size 4096 --reps 2 \
-    >"$out/ncu-$top.txt" 2>&1
-  echo "ncu $top: rc=$? $(grep -E 'Issue Slots Busy|No Eligible|Executed Ipc Active|inst_executed.sum|ffma' "$out/ncu-$top.txt" | tr -s ' ' | tr '\n' ';')" | tee -a "$sum"
+echo "best new at 4096: $best" | tee -a "$sum"
+
+# 3. ncu: where the issue slots go. Stall reasons per issued instruction (the WarpStateStats
+#    figures: "selected" is the issue itself, "not_selected" another warp issuing), scheduler
+#    figures, instruction counts; cuBLAS's kernel under the same metrics.
+metrics='regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio,smsp__inst_executed.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__issue_active.avg.pct_of_peak_sustained_active,sm__cycles_elapsed.avg,smsp__inst_executed_op_shared_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum'
+shape="--m 4096 --n 4096 --k 1024"
+stalls() {  # stalls NAME: one line of the nonzero stall reasons, largest first
+  awk '/issue_stalled_.*per_issue_active/ { n = $1; sub(/smsp__average_warps_issue_stalled_/, "", n); sub(/_per_issue_active.ratio/, "", n); v = $NF; if (v + 0 >= 0.01) print v, n }' "$out/ncu-$1.txt" |
+    sort -gr | awk '{ printf "%s %s; ", $2, $1 }'
+  grep -E 'issue_active.avg.pct|inst_executed.sum ' "$out/ncu-$1.txt" | awk '{ printf "%s %s; ", $1, $NF }'
+}
+# The best new variant: one profiled launch saved as a report (binary: kept out of OUT_DIR), read
+# back as the details page (the metrics above) and as the source page (stall samples per SASS
+# instruction: the rows with the most, and the samples summed per opcode).
+if [ -n "$best" ]; then
+  rep=$(mktemp -d)/src-$best
+  TILEKIT_SGEMM=$best step 20 ncu --kernel-name regex:'gemm_sm90_kernel' --launch-skip 1 --launch-count 1 --metrics "$metrics" \
+    --section SourceCounters --section WarpStateStats --section SchedulerStats -f -o "$rep" \
+    $B/tilekit run gemm --backend cuda --variant optimized $shape --reps 2 >"$out/ncu-run-$best.log" 2>&1
+  echo "ncu $best (report): rc=$?" | tee -a "$sum"
+  step 10 ncu --import "$rep.ncu-rep" >"$out/ncu-$best.txt" 2>&1
+  echo "ncu $best: rc=$? $(stalls $best)" | tee -a "$sum"
+  step 10 ncu --import "$rep.ncu-rep" --page source --csv --print-source sass >"$out/src-$best.csv" 2>&1
+  echo "source page: rc=$? $(wc -l <"$out/src-$best.csv") lines" | tee -a "$sum"
+  python3 - "$out/src-$best.csv" >"$out/src-$best-top.txt" 2>&1 <<'PY'
+import csv, sys, collections
+rows = list(csv.reader(open(sys.argv[1])))
+head = next((i for i, r in enumerate(rows) if any("Source" == c or "Address" == c for c in r)), None)
+if head is None:
+    print("no table header found"); print("\n".join(",".join(r) for r in rows[:20])); sys.exit()
+h = rows[head]
+def col(*names):
+    for n in names:
+        for i, c in enumerate(h):
+            if c.strip().lower() == n.lower(): return i
+    for n in names:
+        for i, c in enumerate(h):
+            if n.lower() in c.lower(): return i
+src = col("Source")
+samp = col("Warp Stall Sampling (All Samples)", "Warp Stall Sampling")
+print("columns:", " | ".join(h))
+data = [r for r in rows[head + 1:] if len(r) == len(h)]
+def num(x):
+    try: return float(x.replace(",", ""))
+    except ValueError: return 0.0
+total = sum(num(r[samp]) for r in data) or 1
+per_op = collections.Counter()
+for r in data:
+    op = r[src].split()[0] if r[src].split() else "?"
+    if op.startswith("@"): op = r[src].split()[1] if len(r[src].split()) > 1 else op
+    per_op[op.split(".")[0]] += num(r[samp])
+print(f"samples: {total:.0f}; by opcode:", "; ".join(f"{k} {v / total:.1%}" for k, v in per_op.most_common(12)))
+print("top instructions (samples, share, then the row):")
+for r in sorted(data, key=lambda r: -num(r[samp]))[:40]:
+    print(f"{num(r[samp]):8.0f} {num(r[samp]) / total:6.2%}  " + " | ".join(c.strip() for c in r if c.strip())[:300])
+PY
+  head -3 "$out/src-$best-top.txt" | cut -c1-400 | tee -a "$sum"
+  gzip -f "$out/src-$best.csv" 2>/dev/null
+  rm -f "$rep.ncu-rep"
 fi
-step 30 ncu --kernel-name regex:'gemm|sgemm|xmma|Kernel' --launch-skip 1 --launch-count 1 $sections --metrics $metrics \
-  $B/tilekit run gemm --backend cuda --peer --size 4096 --reps 2 >"$out/ncu-cublas.txt" 2>&1
-echo "ncu cublas: rc=$? $(grep -E '^  [a-zA-Z_0-9]+.*\(|Issue Slots Busy|No Eligible|Executed Ipc Active|Registers Per|Block Size|Grid Size|inst_executed.sum|ffma' "$out/ncu-cublas.txt" | tr -s ' ' | tr '\n' ';')" | tee -a "$sum"
-
-# 5. compute-sanitizer on the new kernels: memcheck (out-of-range copies, partial tiles) and
-#    racecheck (the stage ring); every run verifies its result too. n is a multiple of 4, so the
-#    fast copies run in the interior blocks, the general ones at the edges and in the last,
-#    partial K step (device call 1 ran warp3, dual3, big3 on n = 999 and 260: all clean)
-for vts in "dual3efu4:memcheck:--m 1000 --n 1000 --k 997" "dual3efu4:racecheck:--m 259 --n 388 --k 75" \
-  "dual3ef:memcheck:--m 1000 --n 1000 --k 997" "dual3ef:racecheck:--m 259 --n 388 --k 75" \
-  "dual3fu8:memcheck:--m 1000 --n 1000 --k 997" "dual3fu4:racecheck:--m 259 --n 388 --k 75" \
-  "dual3f:memcheck:--m 1000 --n 1000 --k 997" "dual3f:racecheck:--m 259 --n 388 --k 75" \
-  "big3f:memcheck:--m 1000 --n 1000 --k 997" "big3f:racecheck:--m 300 --n 260 --k 37" \
-  "warp3f:memcheck:--m 1000 --n 1000 --k 997" "warp3f:racecheck:--m 259 --n 388 --k 75"; do
-  v=${vts%%:*} rest=${vts#*:}
-  tool=${rest%%:*} s=${rest#*:}
-  log="$out/san-$v-$tool-$(echo $s | tr -d ' -').log"
-  TILEKIT_SGEMM=$v step 30 compute-sanitizer --tool $tool --error-exitcode 9 $B/tilekit run gemm --backend cuda \
-    --variant optimized $s --reps 1 >"$log" 2>&1
-  echo "sanitize $tool $v $s: rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|verified|VERIFIED' "$log" | tr '\n' ' ')" |
-    tee -a "$sum"
-done
-echo "after sanitize: $(($(date +%s) - start)) s" >>"$sum"
-
-# 6. registers, spills, shared memory of the compiled kernels
+# The SASS of dual3ef, cub3ef, cub3ef2 and dual3efz (gzipped; for reading the schedule offline:
+#    where the LDS sit among the FFMAs, reuse flags, the barrier)
 obj=$(find "$B" -path '*tilekit_backend_cuda.dir*' -name 'gemm.cu.o' | head -1)
-lib=$(find "$B" -name 'tilekit-cuda*.so' -o -name 'libtilekit*cuda*.so' 2>/dev/null | head -1)
-step 15 cuobjdump -res-usage "${obj:-$lib}" 2>&1 | grep -A1 -E "gemm_(sm90|optimized)_kernel" | c++filt >"$out/res-usage.txt"
-grep -c "REG" "$out/res-usage.txt" | sed 's/^/res-usage entries: /' >>"$sum"
-# SASS instruction mix per gemm kernel (FFMA share of the issue slots), and the SASS of the new ones
-step 20 cuobjdump -sass "${obj:-$lib}" 2>/dev/null | awk '
-  /Function :/ { f = $3; keep = f ~ /gemm_(sm90|optimized)_kernel/ }
-  keep && /^ +\/\*[0-9a-f]+\*\/ / { op = $2; if (op ~ /^@/) op = $3; sub(/\..*/, "", op); sub(/;$/, "", op); n[f" "op]++; tot[f]++ }
-  keep && f ~ /gemm_sm90/ { print > "'"$out"'/sm90-sass.txt" }
-  END { for (k in n) { split(k, a, " "); if (a[2] ~ /^(FFMA|LDS|LDGSTS|BAR|LDG|STG|STS|IMAD|IADD3|LEA|ISETP|BRA|DEPBAR)$/) print tot[a[1]], k, n[k] } }' |
-  sort -k2,2 -k4,4nr | c++filt >"$out/sass-mix.txt"
-gzip -f "$out/sm90-sass.txt" 2>/dev/null
+if [ -n "$obj" ]; then
+  step 15 cuobjdump -sass "$obj" 2>/dev/null | awk '
+    /Function :/ { keep = $3 ~ /gemm_sm90_kernelILi128ELi128ELi16ELi16ELi8ELi3ELi2ELb1ELb1ELi16ELi1ELb[01]E|gemm_sm90_kernelILi256ELi128ELi8ELi16ELi8ELi3ELi1ELb1ELb1ELi8ELi[12]ELb0E/ }
+    keep { print }' | gzip >"$out/sm90-sass.txt.gz"
+  echo "sass: rc=$? $(zcat "$out/sm90-sass.txt.gz" | grep -c 'Function :') kernels" | tee -a "$sum"
+  step 10 python3 backends/cuda/scripts/sass_control.py "$out/sm90-sass.txt.gz" >"$out/sass-control.txt" 2>&1
+  grep -E "^_Z|loop:|FFMA stall" "$out/sass-control.txt" | cut -c1-200 | tee -a "$sum"
+fi
+
+for v in cublas dual3ef; do
+  if [ $v = cublas ]; then what="--peer" sv=""; else what="--variant optimized" sv=$v; fi
+  TILEKIT_SGEMM=$sv step 15 ncu --kernel-name regex:'gemm_sm90_kernel|sgemm|xmma' --launch-skip 1 --launch-count 1 --metrics "$metrics" \
+    $B/tilekit run gemm --backend cuda $what $shape --reps 2 >"$out/ncu-$v.txt" 2>&1
+  echo "ncu $v: rc=$? $(grep -oE 'sm80_xmma[a-z0-9_]*' "$out/ncu-$v.txt" | head -1) $(stalls $v)" | tee -a "$sum"
+done
+echo "after ncu: $(($(date +%s) - start)) s" >>"$sum"
+
+# 4. 8192: the best new variant and the default, while the time lasts
+for v in $best dual3ef; do
+  TILEKIT_SGEMM=$v step 20 $B/tilekit compare gemm --backends cuda --size 8192 --reps 5 --json "$out/compare-8192-$v.json" \
+    >"$out/compare-8192-$v.txt" 2>&1
+  echo "compare 8192 $v: rc=$? $(row "$out/compare-8192-$v.txt")" | tee -a "$sum"
+done
 
 echo "total: $(($(date +%s) - start)) s" | tee -a "$sum"
