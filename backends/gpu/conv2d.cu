@@ -66,6 +66,20 @@ const void* capped_kernel(int r) {
   return aligned_kernel<T, true>(r);
 }
 
+// aligned-split, aligned-lines and both: float and double R = 3 and 5; elsewhere aligned.
+template <class T, bool kSplit, bool kLines>
+const void* opt_kernel_of(int r) {
+  constexpr int kRows = kConvRowsPerThread, PU = 32 / int(sizeof(T));
+  if (r == 3) return reinterpret_cast<const void*>(&conv2d_optimized_opt_kernel<T, 3, kRows, PU, kSplit, kLines>);
+  if (r == 5) return reinterpret_cast<const void*>(&conv2d_optimized_opt_kernel<T, 5, kRows, PU, kSplit, kLines>);
+  return aligned_kernel<T, true>(r);
+}
+template <class T>
+const void* opt_kernel(int r, const LaunchPlan& pl) {
+  if (pl.conv_split) return pl.conv_lines ? opt_kernel_of<T, true, true>(r) : opt_kernel_of<T, true, false>(r);
+  return opt_kernel_of<T, false, true>(r);
+}
+
 template <class T, int TC, int kWindows>
 const void* strip_kernel_of(int r) {
   constexpr int kRows = kConvRowsPerThread;
@@ -154,6 +168,7 @@ void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& pl, gpuS
       void* args[] = {&c, &tile_rows, &tx};
       const void* k = vec ? aligned_kernel<T, true>(c.r) : aligned_kernel<T, false>(c.r);
       if (o.conv_capped && vec) k = capped_kernel<T>(c.r);
+      if ((o.conv_split || o.conv_lines) && vec) k = opt_kernel<T>(c.r, o);
       launch_kernel(k, o, tx * ty, args, s, "conv2d_optimized_kernel");
       return;
     }
@@ -174,6 +189,8 @@ const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan& pl) {
     case Variant::optimized:
       if (pl.conv_steps > 0) return f ? strip_kernel<float>(r, pl) : strip_kernel<double>(r, pl);
       if (pl.conv_pad_unit == (f ? 8 : 4) && pl.conv_capped) return f ? capped_kernel<float>(r) : capped_kernel<double>(r);
+      if (pl.conv_pad_unit == (f ? 8 : 4) && (pl.conv_split || pl.conv_lines))
+        return f ? opt_kernel<float>(r, pl) : opt_kernel<double>(r, pl);
       if (pl.conv_pad_unit == (f ? 8 : 4))
         return f ? aligned_kernel<float, true>(r) : aligned_kernel<double, true>(r);
       if (r <= kConvUnrolledMaxFilter) return f ? optimized_kernel<float, true>(r) : optimized_kernel<double, true>(r);

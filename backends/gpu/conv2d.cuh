@@ -54,20 +54,40 @@ template <class T, int R, int PU>
 inline constexpr int conv2d_pad_v = (R / 2 + PU - 1) / PU * PU;
 
 // Rows [y_lo, y_hi) of that vector-padded window as 16-byte asynchronous copies (wait for them
-// with copy_async_wait_all()).
-template <class T, int R, int TC, int PU = Vec16<T>::n>
+// with copy_async_wait_all()). Row-major through the window, 32 consecutive vectors a warp
+// instruction; a 36-vector row (float R = 5, sector padding) then puts each warp boundary inside a
+// 128-byte line, so such a line is two L2 requests: 7 requests a row where 6 lines hold it.
+// kLines (TILEKIT_CONV_OPT=aligned-lines): the tile's own columns first, TC / W vectors a row
+// (whole lines: 32 vectors, one warp instruction, in float), then the padding columns (P / W
+// vectors each side, one partial line each), so a row costs 6 requests.
+template <class T, int R, int TC, int PU = Vec16<T>::n, bool kLines = false>
 __device__ __forceinline__ void conv2d_issue_rows_vec(const Conv2dParams<T>& c, T* tile, int y_lo, int y_hi, int i0,
                                                       int j0) {
   using V = Vec16<T>;
   using VT = typename V::type;
   constexpr int W = V::n, HALF = R / 2, P = conv2d_pad_v<T, R, PU>, NV = (TC + 2 * P) / W;
-  const int n = y_hi * NV, nt = blockDim.x * blockDim.y, tid = threadIdx.y * blockDim.x + threadIdx.x;
+  const int nt = blockDim.x * blockDim.y, tid = threadIdx.y * blockDim.x + threadIdx.x;
   VT* vt = reinterpret_cast<VT*>(tile);
-#pragma unroll 4
-  for (int q = y_lo * NV + tid; q < n; q += nt) {
-    const int y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * W;
+  auto copy = [&](int y, int v) {  // vector v of window row y
+    const int gy = i0 + y - HALF, gx = j0 - P + v * W;
     const bool ok = unsigned(gy) < unsigned(c.h) && unsigned(gx) < unsigned(c.w);
-    copy_async16(vt + q, reinterpret_cast<const VT*>(ok ? c.in + gy * c.ld_in + gx : c.in), ok);
+    copy_async16(vt + y * NV + v, reinterpret_cast<const VT*>(ok ? c.in + gy * c.ld_in + gx : c.in), ok);
+  };
+  if constexpr (kLines) {
+    constexpr int NI = TC / W, NE = 2 * P / W;
+#pragma unroll 4
+    for (int q = y_lo * NI + tid; q < y_hi * NI; q += nt) copy(q / NI, P / W + q % NI);
+    if constexpr (NE > 0)
+      for (int q = y_lo * NE + tid; q < y_hi * NE; q += nt) {
+        const int e = q % NE;
+        copy(q / NE, e < NE / 2 ? e : NI + e);
+      }
+  } else {
+#pragma unroll 4
+    for (int q = y_lo * NV + tid; q < y_hi * NV; q += nt) {
+      const int y = q / NV;
+      copy(y, q - y * NV);
+    }
   }
 }
 
@@ -173,11 +193,11 @@ __device__ __forceinline__ void conv2d_optimized_tile(const Conv2dParams<T>& c, 
   }
 }
 
-template <class T, int R, int TC, bool kVec, int PU>
+template <class T, int R, int TC, bool kVec, int PU, bool kLines = false>
 __device__ __forceinline__ void conv2d_issue_rows(const Conv2dParams<T>& c, T* tile, int y_lo, int y_hi, int i0,
                                                   int j0) {
   if constexpr (kVec)
-    conv2d_issue_rows_vec<T, R, TC, PU>(c, tile, y_lo, y_hi, i0, j0);
+    conv2d_issue_rows_vec<T, R, TC, PU, kLines>(c, tile, y_lo, y_hi, i0, j0);
   else
     conv2d_issue_rows_elem<T, R, TC, PU>(c, tile, y_lo, y_hi, i0, j0);
 }
@@ -186,14 +206,43 @@ __device__ __forceinline__ void conv2d_issue_rows(const Conv2dParams<T>& c, T* t
 // asynchronous copies), plus register tiling in both directions (conv2d_optimized_tile).
 // Block: (tile columns / CW) x (tile rows / ROWS) threads, at most 256; R compiled (<= 15).
 // kVec: the images allow 16-byte accesses.
-template <class T, int R, int ROWS, bool kVec, int PU>
+// kSplit (TILEKIT_CONV_OPT=aligned-split): the window as two cp.async groups, the rows the upper
+// half of the row groups needs first; those threads compute as soon as the first group is in
+// (every thread's share of it: wait for the older group, then a barrier) while the second group
+// is still in flight; the lower half waits for the second (each thread's own, then named barrier
+// 1, at which the upper half only arrives, so it never waits for the second group's copies of
+// the others). Taken where every thread has one pass of rows and the row groups halve (the
+// automatic 32-row tile: 4 groups); other tiles load the window in one group.
+template <class T, int R, int ROWS, bool kVec, int PU, bool kSplit = false, bool kLines = false>
 __device__ __forceinline__ void conv2d_optimized_body(const Conv2dParams<T>& c, int tile_rows, int tiles_x) {
   constexpr int TC = kConvOptimizedCols;
   extern __shared__ __align__(16) unsigned char conv2d_smem[];
   T* tile = reinterpret_cast<T*>(conv2d_smem);
   const BlockXY b = block_xy(tiles_x);
   const int i0 = b.y * tile_rows, j0 = b.x * TC;
-  conv2d_issue_rows<T, R, TC, kVec, PU>(c, tile, 0, tile_rows + R - 1, i0, j0);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (kSplit) {
+    const int groups = int(blockDim.y);
+    if (tile_rows == groups * ROWS && groups % 2 == 0) {
+      const int first = groups / 2 * ROWS + R - 1;  // window rows the upper half reads
+      const unsigned n = blockDim.x * blockDim.y;
+      conv2d_issue_rows<T, R, TC, kVec, PU, kLines>(c, tile, 0, first, i0, j0);
+      async_group::commit();
+      conv2d_issue_rows<T, R, TC, kVec, PU, kLines>(c, tile, first, tile_rows + R - 1, i0, j0);
+      async_group::commit();
+      async_group::wait<1>();
+      __syncthreads();
+      async_group::wait<0>();
+      if (int(threadIdx.y) < groups / 2)
+        asm volatile("bar.arrive 1, %0;\n" ::"r"(n) : "memory");
+      else
+        asm volatile("bar.sync 1, %0;\n" ::"r"(n) : "memory");
+      conv2d_optimized_tile<T, R, ROWS, kVec, PU, TC>(c, tile, tile_rows, i0, j0);
+      return;
+    }
+  }
+#endif
+  conv2d_issue_rows<T, R, TC, kVec, PU, kLines>(c, tile, 0, tile_rows + R - 1, i0, j0);
   copy_async_wait_all();
   __syncthreads();
   conv2d_optimized_tile<T, R, ROWS, kVec, PU, TC>(c, tile, tile_rows, i0, j0);
@@ -202,6 +251,12 @@ __device__ __forceinline__ void conv2d_optimized_body(const Conv2dParams<T>& c, 
 template <class T, int R, int ROWS, bool kVec, int PU = Vec16<T>::n>
 __global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_optimized_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
   conv2d_optimized_body<T, R, ROWS, kVec, PU>(c, tile_rows, tiles_x);
+}
+
+// aligned-split / aligned-lines (both: aligned-lines-split), images that allow 16-byte vectors.
+template <class T, int R, int ROWS, int PU, bool kSplit, bool kLines>
+__global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_optimized_opt_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
+  conv2d_optimized_body<T, R, ROWS, true, PU, kSplit, kLines>(c, tile_rows, tiles_x);
 }
 
 // The same with its registers capped (TILEKIT_CONV_OPT=aligned-occ): ptxas keeps to what lets
