@@ -763,6 +763,14 @@ TEST(TileChoiceDevices, ConvOptimizedStripOptions) {
     EXPECT_EQ(pl.tile.str(), tile_str(32, 128));
   }
   {
+    ConvOptEnv env("aligned-lines-pf");  // one wave ahead: SMs x resident blocks
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
+    EXPECT_TRUE(pl.conv_lines);
+    EXPECT_EQ(pl.conv_prefetch, 132 * pl.occupancy.blocks_per_sm);
+    EXPECT_GT(pl.conv_prefetch, 0);
+    EXPECT_EQ(plan_launch(mi250x(), Variant::optimized, f5, {}).conv_prefetch, 0);
+  }
+  {
     ConvOptEnv env("aligned64-lines-split");
     const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
     EXPECT_TRUE(pl.conv_split);
@@ -770,7 +778,7 @@ TEST(TileChoiceDevices, ConvOptimizedStripOptions) {
     EXPECT_EQ(pl.tile.str(), tile_str(64, 128));
   }
   for (const char* bad : {"strip", "stripx", "strip0", "strip8-alinged", "fast", "-aligned", "wide", "walk", "walk-wide", "aligned-wide",
-                          "aligned7", "aligned0", "aligned-spilt", "aligned64-wide", "aligned-split-lines"}) {
+                          "aligned7", "aligned0", "aligned-spilt", "aligned64-wide", "aligned-split-lines", "aligned-pf-lines"}) {
     ConvOptEnv env(bad);
     EXPECT_THROW(plan_launch(h200(), Variant::optimized, f5, {}), Error) << bad;
   }

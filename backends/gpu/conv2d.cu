@@ -66,18 +66,23 @@ const void* capped_kernel(int r) {
   return aligned_kernel<T, true>(r);
 }
 
-// aligned-split, aligned-lines and both: float and double R = 3 and 5; elsewhere aligned.
+// aligned-split, -lines, -pf and their combinations: float and double R = 3 and 5 (the launcher
+// sends other R to aligned).
 template <class T, bool kSplit, bool kLines>
 const void* opt_kernel_of(int r) {
   constexpr int kRows = kConvRowsPerThread, PU = 32 / int(sizeof(T));
   if (r == 3) return reinterpret_cast<const void*>(&conv2d_optimized_opt_kernel<T, 3, kRows, PU, kSplit, kLines>);
   if (r == 5) return reinterpret_cast<const void*>(&conv2d_optimized_opt_kernel<T, 5, kRows, PU, kSplit, kLines>);
-  return aligned_kernel<T, true>(r);
+  return nullptr;
 }
 template <class T>
 const void* opt_kernel(int r, const LaunchPlan& pl) {
   if (pl.conv_split) return pl.conv_lines ? opt_kernel_of<T, true, true>(r) : opt_kernel_of<T, true, false>(r);
-  return opt_kernel_of<T, false, true>(r);
+  return pl.conv_lines ? opt_kernel_of<T, false, true>(r) : opt_kernel_of<T, false, false>(r);
+}
+template <class T>
+bool opt_kernel_applies(int r, const LaunchPlan& pl) {
+  return (r == 3 || r == 5) && (pl.conv_split || pl.conv_lines || pl.conv_prefetch > 0);
 }
 
 template <class T, int TC, int kWindows>
@@ -165,10 +170,15 @@ void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& pl, gpuS
     if (pl.conv_steps > 0 || pl.conv_pad_unit == 32 / int(sizeof(T))) {
       const LaunchPlan o = pl.conv_steps > 0 ? one_tile_plan<T>(pl, c.r) : pl;
       tx = ceil_div(c.w, o.tile.cols);
+      if (vec && opt_kernel_applies<T>(c.r, o)) {
+        int pf = o.conv_prefetch;
+        void* args[] = {&c, &tile_rows, &tx, &pf};
+        launch_kernel(opt_kernel<T>(c.r, o), o, tx * ty, args, s, "conv2d_optimized_opt_kernel");
+        return;
+      }
       void* args[] = {&c, &tile_rows, &tx};
       const void* k = vec ? aligned_kernel<T, true>(c.r) : aligned_kernel<T, false>(c.r);
       if (o.conv_capped && vec) k = capped_kernel<T>(c.r);
-      if ((o.conv_split || o.conv_lines) && vec) k = opt_kernel<T>(c.r, o);
       launch_kernel(k, o, tx * ty, args, s, "conv2d_optimized_kernel");
       return;
     }
@@ -189,7 +199,7 @@ const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan& pl) {
     case Variant::optimized:
       if (pl.conv_steps > 0) return f ? strip_kernel<float>(r, pl) : strip_kernel<double>(r, pl);
       if (pl.conv_pad_unit == (f ? 8 : 4) && pl.conv_capped) return f ? capped_kernel<float>(r) : capped_kernel<double>(r);
-      if (pl.conv_pad_unit == (f ? 8 : 4) && (pl.conv_split || pl.conv_lines))
+      if (pl.conv_pad_unit == (f ? 8 : 4) && (f ? opt_kernel_applies<float>(r, pl) : opt_kernel_applies<double>(r, pl)))
         return f ? opt_kernel<float>(r, pl) : opt_kernel<double>(r, pl);
       if (pl.conv_pad_unit == (f ? 8 : 4))
         return f ? aligned_kernel<float, true>(r) : aligned_kernel<double, true>(r);

@@ -60,13 +60,15 @@ inline constexpr int conv2d_pad_v = (R / 2 + PU - 1) / PU * PU;
 // kLines (TILEKIT_CONV_OPT=aligned-lines): the tile's own columns first, TC / W vectors a row
 // (whole lines: 32 vectors, one warp instruction, in float), then the padding columns (P / W
 // vectors each side, one partial line each), so a row costs 6 requests.
+// The copies are shared among the block's threads, or among threads [first, first + count) of it.
 template <class T, int R, int TC, int PU = Vec16<T>::n, bool kLines = false>
 __device__ __forceinline__ void conv2d_issue_rows_vec(const Conv2dParams<T>& c, T* tile, int y_lo, int y_hi, int i0,
-                                                      int j0) {
+                                                      int j0, int first = 0, int count = 0) {
   using V = Vec16<T>;
   using VT = typename V::type;
   constexpr int W = V::n, HALF = R / 2, P = conv2d_pad_v<T, R, PU>, NV = (TC + 2 * P) / W;
-  const int nt = blockDim.x * blockDim.y, tid = threadIdx.y * blockDim.x + threadIdx.x;
+  const int nt = count > 0 ? count : int(blockDim.x * blockDim.y),
+            tid = int(threadIdx.y * blockDim.x + threadIdx.x) - first;
   VT* vt = reinterpret_cast<VT*>(tile);
   auto copy = [&](int y, int v) {  // vector v of window row y
     const int gy = i0 + y - HALF, gx = j0 - P + v * W;
@@ -206,37 +208,64 @@ __device__ __forceinline__ void conv2d_issue_rows(const Conv2dParams<T>& c, T* t
 // asynchronous copies), plus register tiling in both directions (conv2d_optimized_tile).
 // Block: (tile columns / CW) x (tile rows / ROWS) threads, at most 256; R compiled (<= 15).
 // kVec: the images allow 16-byte accesses.
-// kSplit (TILEKIT_CONV_OPT=aligned-split): the window as two cp.async groups, the rows the upper
-// half of the row groups needs first; those threads compute as soon as the first group is in
-// (every thread's share of it: wait for the older group, then a barrier) while the second group
-// is still in flight; the lower half waits for the second (each thread's own, then named barrier
-// 1, at which the upper half only arrives, so it never waits for the second group's copies of
-// the others). Taken where every thread has one pass of rows and the row groups halve (the
-// automatic 32-row tile: 4 groups); other tiles load the window in one group.
+// kSplit (TILEKIT_CONV_OPT=aligned-split): the window in two parts. Every thread copies a share
+// of the rows the upper half of the row groups reads; the threads of the lower half then also
+// copy the remaining rows, as a second cp.async group. After the first part is in (each thread
+// waits for its own first group, then a barrier) the upper half computes while the second part
+// is still in flight; the lower half waits for its second group and meets at named barrier 1
+// (its threads only), which makes the rows it copied visible to each other. Taken where every
+// thread has one pass of rows and the row groups halve (the automatic 32-row tile: 4 groups);
+// other tiles load the window in one group.
+// pf > 0 (TILEKIT_CONV_OPT=aligned-pf, sm_90): before its own loads, the block asks the L2 to
+// fetch the window rows of block blockIdx.x + pf (about one wave of resident blocks ahead: the
+// block that will most likely run on this slot next), one bulk prefetch per row, holding no
+// register or shared memory. DRAM then streams during the compute phases too, and that block's
+// copies hit L2.
 template <class T, int R, int ROWS, bool kVec, int PU, bool kSplit = false, bool kLines = false>
-__device__ __forceinline__ void conv2d_optimized_body(const Conv2dParams<T>& c, int tile_rows, int tiles_x) {
+__device__ __forceinline__ void conv2d_optimized_body(const Conv2dParams<T>& c, int tile_rows, int tiles_x,
+                                                      int pf = 0) {
   constexpr int TC = kConvOptimizedCols;
   extern __shared__ __align__(16) unsigned char conv2d_smem[];
   T* tile = reinterpret_cast<T*>(conv2d_smem);
   const BlockXY b = block_xy(tiles_x);
   const int i0 = b.y * tile_rows, j0 = b.x * TC;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (pf > 0 && kVec && int(blockIdx.x) + pf < int(gridDim.x)) {
+    constexpr int P = conv2d_pad_v<T, R, PU>;
+    const int nb = int(blockIdx.x) + pf, pi0 = nb / tiles_x * tile_rows, pj0 = nb % tiles_x * TC;
+    const int gx0 = max(pj0 - P, 0), gx1 = min(pj0 + TC + P, c.w);
+    const unsigned bytes = unsigned(gx1 - gx0) * sizeof(T);  // a multiple of 16 (kVec images)
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    for (int y = tid; y < tile_rows + R - 1; y += int(blockDim.x * blockDim.y)) {
+      const int gy = pi0 + y - R / 2;
+      if (unsigned(gy) < unsigned(c.h) && gx1 > gx0)
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(c.in + std::size_t(gy) * c.ld_in + gx0),
+                     "r"(bytes)
+                     : "memory");
+    }
+  }
+#endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (kSplit) {
+  if constexpr (kSplit && kVec) {
     const int groups = int(blockDim.y);
     if (tile_rows == groups * ROWS && groups % 2 == 0) {
-      const int first = groups / 2 * ROWS + R - 1;  // window rows the upper half reads
-      const unsigned n = blockDim.x * blockDim.y;
-      conv2d_issue_rows<T, R, TC, kVec, PU, kLines>(c, tile, 0, first, i0, j0);
+      const int upper = groups / 2 * ROWS + R - 1;  // window rows the upper half reads
+      const int half = int(blockDim.x) * (groups / 2);  // threads per half (whole warps)
+      const bool lower = int(threadIdx.y) >= groups / 2;
+      conv2d_issue_rows_vec<T, R, TC, PU, kLines>(c, tile, 0, upper, i0, j0);
       async_group::commit();
-      conv2d_issue_rows<T, R, TC, kVec, PU, kLines>(c, tile, first, tile_rows + R - 1, i0, j0);
-      async_group::commit();
-      async_group::wait<1>();
-      __syncthreads();
-      async_group::wait<0>();
-      if (int(threadIdx.y) < groups / 2)
-        asm volatile("bar.arrive 1, %0;\n" ::"r"(n) : "memory");
-      else
-        asm volatile("bar.sync 1, %0;\n" ::"r"(n) : "memory");
+      if (lower) {
+        conv2d_issue_rows_vec<T, R, TC, PU, kLines>(c, tile, upper, tile_rows + R - 1, i0, j0, half, half);
+        async_group::commit();
+        async_group::wait<1>();
+      } else {
+        async_group::wait<0>();
+      }
+      __syncthreads();  // the upper rows are in
+      if (lower) {
+        async_group::wait<0>();
+        asm volatile("bar.sync 1, %0;\n" ::"r"(half) : "memory");  // the lower rows too
+      }
       conv2d_optimized_tile<T, R, ROWS, kVec, PU, TC>(c, tile, tile_rows, i0, j0);
       return;
     }
@@ -253,10 +282,11 @@ __global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_optimized_kernel(Conv2dParams<
   conv2d_optimized_body<T, R, ROWS, kVec, PU>(c, tile_rows, tiles_x);
 }
 
-// aligned-split / aligned-lines (both: aligned-lines-split), images that allow 16-byte vectors.
+// aligned-split / -lines / -pf and their combinations, images that allow 16-byte vectors.
 template <class T, int R, int ROWS, int PU, bool kSplit, bool kLines>
-__global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_optimized_opt_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x) {
-  conv2d_optimized_body<T, R, ROWS, true, PU, kSplit, kLines>(c, tile_rows, tiles_x);
+__global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_optimized_opt_kernel(Conv2dParams<T> c, int tile_rows, int tiles_x,
+                                                                       int pf) {
+  conv2d_optimized_body<T, R, ROWS, true, PU, kSplit, kLines>(c, tile_rows, tiles_x, pf);
 }
 
 // The same with its registers capped (TILEKIT_CONV_OPT=aligned-occ): ptxas keeps to what lets

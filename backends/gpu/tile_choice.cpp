@@ -236,7 +236,7 @@ ConvOptChoice conv2d_opt_choice(const DeviceProps& d) {
   // (AMD, not measured) the one-tile kernel with vector-padded rows.
   std::string v = e && *e ? std::string(e) : d.async_copy ? std::string(kConvOptDefault) : std::string("tile");
   const std::string bad = "TILEKIT_CONV_OPT='" + v +
-                          "': expected tile, aligned, aligned-occ, aligned[<N>][-lines][-split] (N a multiple of 8), strip<N>, "
+                          "': expected tile, aligned, aligned-occ, aligned[<N>][-lines][-split][-pf] (N a multiple of 8), strip<N>, "
                           "stripw, walk<N>, walkw, the last four optionally followed by -wide";
   if (v == "tile") return c;
   c.aligned = true;
@@ -245,9 +245,10 @@ ConvOptChoice conv2d_opt_choice(const DeviceProps& d) {
     c.capped = true;
     return c;
   }
-  if (v.rfind("aligned", 0) == 0) {  // aligned[<N>][-lines][-split]
+  if (v.rfind("aligned", 0) == 0) {  // aligned[<N>][-lines][-split][-pf]
     std::string n = v.substr(7);
-    for (auto [suffix, flag] : {std::pair<std::string, bool*>{"-split", &c.split}, {"-lines", &c.lines}})
+    for (auto [suffix, flag] :
+         {std::pair<std::string, bool*>{"-pf", &c.prefetch}, {"-split", &c.split}, {"-lines", &c.lines}})
       if (n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) {
         *flag = true;
         n.resize(n.size() - suffix.size());
@@ -639,6 +640,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
             pl.conv_capped = oc.capped;
             pl.conv_split = oc.split && steps == 0;
             pl.conv_lines = oc.lines && steps == 0;
+            pl.conv_prefetch = oc.prefetch && steps == 0 && d.async_copy && d.cc_major >= 9 ? 1 : 0;  // sm_90; distance below
             pl.smem_bytes = pl.dynamic_smem_bytes = smem(int(steps));
             pl.kernel = "conv2d_optimized<" + dt + ", R=" + std::to_string(p.k) + " unrolled, " + std::to_string(per) +
                         " rows x " + std::to_string(16 / e) + " columns per thread, " +
@@ -648,6 +650,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                         "rows padded to 32-byte sectors" + (oc.capped ? ", registers capped" : "") +
                         (pl.conv_lines ? ", window copied line by line" : "") +
                         (pl.conv_split ? ", window in two cp.async groups" : "") +
+                        (pl.conv_prefetch ? ", next wave's rows prefetched to L2" : "") +
                         (st.rows != kConvOptimizedRows || st.cols != kConvOptimizedCols ? ", " + st.str() + " tile" : std::string()) + ">";
           }
         }
@@ -658,6 +661,8 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
   pl.async_copy = d.async_copy;
   pl.regs_estimate = pl.sgemm != 0 ? sgemm_regs(kSgemmVariants[pl.sgemm]) : regs_of(p.op, v, p.dtype, pl.tile);
   pl.occupancy = estimate_occupancy(d, pl.threads(), pl.smem_bytes, pl.regs_estimate);
+  // conv2d aligned-pf: prefetch for the block one wave of resident blocks ahead.
+  if (pl.conv_prefetch > 0) pl.conv_prefetch = d.sm_count * std::max(1, pl.occupancy.blocks_per_sm);
   return pl;
 }
 

@@ -79,6 +79,7 @@ struct LaunchPlan {
   bool conv_capped = false;        // ... aligned-occ: registers capped for 10 blocks/SM (float R = 3, 5)
   bool conv_split = false;         // ... aligned-split: the window loaded as two cp.async groups
   bool conv_lines = false;         // ... aligned-lines: the window copied whole 128-byte lines first
+  int conv_prefetch = 0;           // ... aligned-pf: blocks ahead whose window each block prefetches to L2
   Occupancy occupancy;             // estimate_occupancy(props, threads, smem, regs_estimate)
   int threads() const { return block_x * block_y; }
 };
@@ -185,8 +186,10 @@ constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_
 //                   block's threads computes once the rows it needs are in
 //   aligned-lines   aligned, the window copied tile columns first (whole 128-byte lines per
 //                   warp instruction), then the padding columns: 6 L2 requests a row, not 7
-//   (-lines and -split: float and double R = 3 and 5, 16-byte images; elsewhere aligned. They
-//   combine, also with <N>: aligned64-lines-split.)
+//   aligned-pf      aligned, each block prefetching into L2 (cp.async.bulk.prefetch, sm_90) the
+//                   window rows of the block one wave of resident blocks after it
+//   (-lines, -split and -pf: float and double R = 3 and 5, 16-byte images; elsewhere aligned.
+//   They combine in this order, also with <N>: aligned64-lines-split-pf.)
 // These are compiled for R <= kConvStripMaxFilter; larger R runs the one-tile kernel. The strip
 // kernel takes images that allow 16-byte vectors; others run the aligned one-tile kernel.
 struct ConvOptChoice {
@@ -198,6 +201,7 @@ struct ConvOptChoice {
   int rows = 0;         // aligned<N>: the tile's rows (0: the automatic tile's)
   bool split = false;   // aligned-split
   bool lines = false;   // aligned-lines
+  bool prefetch = false;  // aligned-pf
 };
 ConvOptChoice conv2d_opt_choice(const DeviceProps& d);
 // What an unset TILEKIT_CONV_OPT means on NVIDIA devices with cp.async: the measured best.

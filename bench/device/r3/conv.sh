@@ -36,44 +36,39 @@ git log --oneline -1 >"$O/commit.txt" 2>&1
 
 # 1. Conformance of cuda conv2d (optimized; the tiled rows as a control) under each option.
 tests="*Conformance.Conv2d*/cuda_*:*Conformance.RepeatedRuns*/cuda_optimized*:TileChoiceDevices.ConvOptimized*"
-for o in ${CONV_TEST_OPTS:-tile aligned aligned-lines aligned-split aligned64 aligned128-lines-split walk8-wide strip3-wide}; do
+for o in ${CONV_TEST_OPTS:-aligned aligned-lines aligned-split-pf aligned64-lines-split aligned128 walk8-wide strip3-wide}; do
   step "tests-$o" 15 env TILEKIT_CONV_OPT=$o "$B/tests/tilekit_tests" --gtest_filter="$tests" --gtest_brief=1
   grep -E "PASSED|FAILED" "$O/tests-$o.txt" | head -3 >>"$O/summary.txt"
 done
 
 # 2. compute-sanitizer on what is new: the split kernel (two cp.async groups, a named barrier)
-#    with the line-ordered window copy, on partial tiles, float and double; the -wide strip and
-#    walk kernels (never ran before).
+#    with the line-ordered window copy and the L2 prefetch, on partial tiles, float and double.
 san() {  # san TOOL OPT DTYPE M N K
   step "san-$1-$2-$3-$4x$5-r$6" 20 env TILEKIT_CONV_OPT=$2 compute-sanitizer --tool "$1" --error-exitcode 9 \
     "$T" run conv2d --backend cuda --variant optimized --dtype "$3" --m "$4" --n "$5" --k "$6" --reps 1
 }
 for tool in memcheck racecheck; do
-  san $tool aligned-lines-split float 300 260 5
-  san $tool aligned-lines-split double 517 132 3
+  san $tool aligned-lines-split-pf float 300 260 5
+  san $tool aligned-lines-split-pf double 517 132 3
 done
-san memcheck walk3-wide float 300 260 7
-san memcheck strip3-wide float 300 516 5
 grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$O"/san-*.txt >>"$O/summary.txt" 2>/dev/null
 
 # ncu on the default (aligned) at R = 5: which unit limits, how busy (the stage output keeps
-# the text; small). Sections first (the form that ran before), the throughput breakdown after.
+# the text; small): sections plus the breakdowns of the memory and SM throughput (every
+# sub-unit's % of peak).
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-ncu_sections() {  # ncu_sections NAME OPT K
+ncu_run() {  # ncu_run NAME OPT K
   step "ncu-$1" 30 env TILEKIT_CONV_OPT=$2 "$NCU" --clock-control none -k regex:conv2d_optimized -c 1 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section MemoryWorkloadAnalysis_Tables \
     --section ComputeWorkloadAnalysis --section SchedulerStats --section WarpStateStats --section Occupancy \
-    --section LaunchStats "$T" run conv2d --backend cuda --variant optimized --size 8192 --k $3 --reps 1
-}
-ncu_breakdown() {  # ncu_breakdown NAME OPT K
-  step "ncu-$1" 25 env TILEKIT_CONV_OPT=$2 "$NCU" --clock-control none -k regex:conv2d_optimized -c 1 \
-    --metrics breakdown:gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_requests_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__t_sector_op_read_hit_rate.pct,dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
+    --section LaunchStats \
+    --metrics breakdown:gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed,breakdown:sm__throughput.avg.pct_of_peak_sustained_elapsed \
     "$T" run conv2d --backend cuda --variant optimized --size 8192 --k $3 --reps 1
 }
-ncu_sections k5-aligned aligned 5
+ncu_run k5-aligned aligned 5
 
 # 3. compare per option (memcpy peer in each run); JSON beside the table. R = 5 (all options),
-#    the ncu breakdown, then R = 3 for aligned and the best.
+#    then R = 3 for aligned and the best, then ncu on the best.
 ratios() {
   python3 - "$O" >"$O/ratios.txt" 2>&1 <<'PY'
 import glob, json, os, sys
@@ -104,13 +99,12 @@ cmpk() {  # cmpk K OPT
   step "compare-k$1-$2" 20 env TILEKIT_CONV_OPT=$2 "$T" compare conv2d --backends cuda --size 8192 --k $1 \
     --json "$O/compare-k$1-$2.json"
 }
-for o in ${CONV_OPTS5:-aligned aligned-lines aligned64 aligned-split walk8-wide strip8-wide}; do cmpk 5 $o; done
-ncu_breakdown k5-aligned-breakdown aligned 5
-for o in ${CONV_OPTS5B:-aligned64-lines aligned-lines-split aligned128}; do cmpk 5 $o; done
+for o in ${CONV_OPTS5:-aligned aligned-lines aligned-pf aligned64 aligned-split walk8-wide strip8-wide}; do cmpk 5 $o; done
+for o in ${CONV_OPTS5B:-aligned-lines-pf aligned64-lines aligned-lines-split aligned128}; do cmpk 5 $o; done
 ratios
 best=$(cat "$O/best.txt" 2>/dev/null || echo aligned)
 for o in $(echo aligned "$best" | tr ' ' '\n' | awk '!seen[$0]++'); do cmpk 3 $o; done
-[ "$best" != aligned ] && ncu_breakdown "k5-$best-breakdown" "$best" 5
+[ "$best" != aligned ] && ncu_run "k5-$best" "$best" 5
 grep -hE "Duration|Throughput|Busy|Pipe|Issued Ipc|No Eligible|Registers Per|Achieved Occupancy|Stall|sum|pct" \
   "$O"/ncu-*.txt 2>/dev/null | head -80 >"$O/ncu-digest.txt"
 
