@@ -99,7 +99,7 @@ cmpk() {  # cmpk K OPT
   step "compare-k$1-$2" 20 env TILEKIT_CONV_OPT=$2 "$T" compare conv2d --backends cuda --size 8192 --k $1 \
     --json "$O/compare-k$1-$2.json"
 }
-for o in ${CONV_OPTS5:-aligned aligned-lines aligned-pf aligned64 aligned-split walk8-wide strip8-wide}; do cmpk 5 $o; done
+for o in ${CONV_OPTS5:-aligned aligned-lines aligned-pf aligned64 walk8-wide strip8-wide aligned-split}; do cmpk 5 $o; done
 for o in ${CONV_OPTS5B:-aligned-lines-pf aligned64-lines aligned-lines-split aligned128}; do cmpk 5 $o; done
 ratios
 best=$(cat "$O/best.txt" 2>/dev/null || echo aligned)
