@@ -236,7 +236,7 @@ ConvOptChoice conv2d_opt_choice(const DeviceProps& d) {
   // (AMD, not measured) the one-tile kernel with vector-padded rows.
   std::string v = e && *e ? std::string(e) : d.async_copy ? std::string(kConvOptDefault) : std::string("tile");
   const std::string bad = "TILEKIT_CONV_OPT='" + v +
-                          "': expected tile, aligned, aligned-occ, aligned[<N>][-lines][-split][-pf] (N a multiple of 8), strip<N>, "
+                          "': expected tile, aligned, aligned-occ, aligned[<N>][-lines][-split][-tma][-pf] (N a multiple of 8), strip<N>, "
                           "stripw, walk<N>, walkw, the last four optionally followed by -wide";
   if (v == "tile") return c;
   c.aligned = true;
@@ -245,10 +245,10 @@ ConvOptChoice conv2d_opt_choice(const DeviceProps& d) {
     c.capped = true;
     return c;
   }
-  if (v.rfind("aligned", 0) == 0) {  // aligned[<N>][-lines][-split][-pf]
+  if (v.rfind("aligned", 0) == 0) {  // aligned[<N>][-lines][-split][-tma][-pf]
     std::string n = v.substr(7);
     for (auto [suffix, flag] :
-         {std::pair<std::string, bool*>{"-pf", &c.prefetch}, {"-split", &c.split}, {"-lines", &c.lines}})
+         {std::pair<std::string, bool*>{"-pf", &c.prefetch}, {"-tma", &c.tma}, {"-split", &c.split}, {"-lines", &c.lines}})
       if (n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) {
         *flag = true;
         n.resize(n.size() - suffix.size());
@@ -641,6 +641,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
             pl.conv_split = oc.split && steps == 0;
             pl.conv_lines = oc.lines && steps == 0;
             pl.conv_prefetch = oc.prefetch && steps == 0 && d.async_copy && d.cc_major >= 9 ? 1 : 0;  // sm_90; distance below
+            pl.conv_tma = oc.tma && steps == 0 && d.async_copy && d.cc_major >= 9;
             pl.smem_bytes = pl.dynamic_smem_bytes = smem(int(steps));
             pl.kernel = "conv2d_optimized<" + dt + ", R=" + std::to_string(p.k) + " unrolled, " + std::to_string(per) +
                         " rows x " + std::to_string(16 / e) + " columns per thread, " +
@@ -650,6 +651,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                         "rows padded to 32-byte sectors" + (oc.capped ? ", registers capped" : "") +
                         (pl.conv_lines ? ", window copied line by line" : "") +
                         (pl.conv_split ? ", window in two cp.async groups" : "") +
+                        (pl.conv_tma ? ", window by one bulk tensor copy (TMA)" : "") +
                         (pl.conv_prefetch ? ", next wave's rows prefetched to L2" : "") +
                         (st.rows != kConvOptimizedRows || st.cols != kConvOptimizedCols ? ", " + st.str() + " tile" : std::string()) + ">";
           }
