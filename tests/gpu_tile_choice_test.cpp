@@ -739,8 +739,53 @@ TEST(TileChoiceDevices, ConvOptimizedStripOptions) {
     EXPECT_EQ(plan_launch(h200(), Variant::optimized, d3, {}).threads(), 256);
     // An explicit tile keeps its shape.
     EXPECT_EQ(plan_launch(h200(), Variant::optimized, f5, {64, 128, 0}).tile.str(), tile_str(64, 128));
+    // The resolved tile passed back (as the library does on every call) gives the same plan.
+    const LaunchPlan again = plan_launch(h200(), Variant::optimized, f5, pl.tile);
+    EXPECT_EQ(again.tile.str(), pl.tile.str());
+    EXPECT_EQ(again.conv_steps, pl.conv_steps);
+    EXPECT_EQ(again.smem_bytes, pl.smem_bytes);
+    EXPECT_EQ(again.kernel, pl.kernel);
   }
-  for (const char* bad : {"strip", "stripx", "strip0", "strip8-alinged", "fast", "-aligned", "wide", "walk", "walk-wide", "aligned-wide"}) {
+  {
+    ConvOptEnv env("aligned64");  // a 64-row tile, 256 threads
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
+    EXPECT_EQ(pl.tile.str(), tile_str(64, 128));
+    EXPECT_EQ(pl.conv_steps, 0);
+    EXPECT_EQ(pl.threads(), 256);
+    EXPECT_EQ(pl.smem_bytes, std::size_t(68 * 144 * 4));
+    EXPECT_EQ(plan_launch(h200(), Variant::optimized, f5, pl.tile).kernel, pl.kernel);
+  }
+  {
+    ConvOptEnv env("aligned-split");
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
+    EXPECT_TRUE(pl.conv_split);
+    EXPECT_EQ(pl.conv_pad_unit, 8);
+    EXPECT_EQ(pl.tile.str(), tile_str(32, 128));
+  }
+  {
+    ConvOptEnv env("aligned-lines-pf");  // one wave ahead: SMs x resident blocks
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
+    EXPECT_TRUE(pl.conv_lines);
+    EXPECT_EQ(pl.conv_prefetch, 132 * pl.occupancy.blocks_per_sm);
+    EXPECT_GT(pl.conv_prefetch, 0);
+    EXPECT_EQ(plan_launch(mi250x(), Variant::optimized, f5, {}).conv_prefetch, 0);
+  }
+  {
+    ConvOptEnv env("aligned-tma-pf");
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
+    EXPECT_TRUE(pl.conv_tma);
+    EXPECT_GT(pl.conv_prefetch, 0);
+    EXPECT_FALSE(plan_launch(mi250x(), Variant::optimized, f5, {}).conv_tma);
+  }
+  {
+    ConvOptEnv env("aligned64-lines-split");
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
+    EXPECT_TRUE(pl.conv_split);
+    EXPECT_TRUE(pl.conv_lines);
+    EXPECT_EQ(pl.tile.str(), tile_str(64, 128));
+  }
+  for (const char* bad : {"strip", "stripx", "strip0", "strip8-alinged", "fast", "-aligned", "wide", "walk", "walk-wide", "aligned-wide",
+                          "aligned7", "aligned0", "aligned-spilt", "aligned64-wide", "aligned-split-lines", "aligned-pf-lines"}) {
     ConvOptEnv env(bad);
     EXPECT_THROW(plan_launch(h200(), Variant::optimized, f5, {}), Error) << bad;
   }

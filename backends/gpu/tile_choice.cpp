@@ -236,12 +236,28 @@ ConvOptChoice conv2d_opt_choice(const DeviceProps& d) {
   // (AMD, not measured) the one-tile kernel with vector-padded rows.
   std::string v = e && *e ? std::string(e) : d.async_copy ? std::string(kConvOptDefault) : std::string("tile");
   const std::string bad = "TILEKIT_CONV_OPT='" + v +
-                          "': expected tile, aligned, strip<N>, stripw, walk<N>, walkw, optionally followed by -wide";
+                          "': expected tile, aligned, aligned-occ, aligned[<N>][-lines][-split][-tma][-pf] (N a multiple of 8), strip<N>, "
+                          "stripw, walk<N>, walkw, the last four optionally followed by -wide";
   if (v == "tile") return c;
   c.aligned = true;
   if (v == "aligned") return c;
   if (v == "aligned-occ") {
     c.capped = true;
+    return c;
+  }
+  if (v.rfind("aligned", 0) == 0) {  // aligned[<N>][-lines][-split][-tma][-pf]
+    std::string n = v.substr(7);
+    for (auto [suffix, flag] :
+         {std::pair<std::string, bool*>{"-pf", &c.prefetch}, {"-tma", &c.tma}, {"-split", &c.split}, {"-lines", &c.lines}})
+      if (n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        *flag = true;
+        n.resize(n.size() - suffix.size());
+      }
+    if (!n.empty()) {
+      if (n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos) throw Error(bad);
+      c.rows = std::stoi(n);
+      if (c.rows < kConvRowsPerThread || c.rows % kConvRowsPerThread != 0) throw Error(bad);
+    }
     return c;
   }
   for (const std::string suffix : {"-aligned", "-wide"})  // (-aligned: the strip kernels always are)
@@ -487,7 +503,14 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         auto optimized_smem = [&](const TileConfig& t) {
           return std::size_t(t.rows + p.k - 1) * std::size_t(t.cols + 2 * conv2d_optimized_pad(int(p.k), int(e))) * e;
         };
-        TileConfig t = req;
+        // TILEKIT_CONV_OPT, for the kernels it selects (float and double, R <= 9, unrolled).
+        const ConvOptChoice oc =
+            opt && unrolled && p.k <= kConvStripMaxFilter ? conv2d_opt_choice(d) : ConvOptChoice{};
+        // The library re-plans every call with the tile resolve_tile reported; under ...-wide
+        // that is the 16 x 256 tile, which means the same plan as the automatic one.
+        const bool wide = oc.aligned && oc.wide && oc.steps != 0;
+        const bool wide_again = wide && req.rows == kConvWideRows && req.cols == kConvWideCols && req.depth == 0;
+        TileConfig t = wide_again ? TileConfig{} : req;
         if (t.is_auto() && opt) {
           // Its automatic tile, shortened while the window does not fit the default shared
           // memory per block (large filters; R > 15 runs the tiled kernel's window), and once
@@ -575,8 +598,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                            ? ", " + std::to_string(tiled_rows(t)) + " rows per thread, 64 wide compiled"
                            : std::string()) +
                       ", tile layer" + (d.async_copy ? ", asynchronous loads" : "") + ">";
-        if (const ConvOptChoice oc = opt && unrolled && p.k <= kConvStripMaxFilter ? conv2d_opt_choice(d) : ConvOptChoice{};
-            oc.aligned) {
+        if (oc.aligned) {
           // TILEKIT_CONV_OPT (conv2d.cuh): rows padded to 32-byte sectors; with steps, the strip
           // kernel walking down a column strip with one window or two alternating.
           const int unit = 32 / int(e);
@@ -585,8 +607,12 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
           // cost little) of 256 columns, at most 256 threads.
           TileConfig st = t;
           int sbx = bx, sby = by;
-          if (oc.steps != 0 && oc.wide && req.is_auto()) {
+          if (wide && (req.is_auto() || wide_again)) {
             st = TileConfig{kConvWideRows, kConvWideCols, 0};
+            sbx = optimized_block_x(st);
+            sby = optimized_block_y(st);
+          } else if (oc.rows != 0 && req.is_auto()) {
+            st = TileConfig{oc.rows, kConvOptimizedCols, 0};
             sbx = optimized_block_x(st);
             sby = optimized_block_y(st);
           }
@@ -613,6 +639,10 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
             pl.conv_windows = steps > 1 ? oc.windows : 1;
             pl.conv_pad_unit = unit;
             pl.conv_capped = oc.capped;
+            pl.conv_split = oc.split && steps == 0;
+            pl.conv_lines = oc.lines && steps == 0;
+            pl.conv_prefetch = oc.prefetch && steps == 0 && d.async_copy && d.cc_major >= 9 ? 1 : 0;  // sm_90; distance below
+            pl.conv_tma = oc.tma && steps == 0 && d.async_copy && d.cc_major >= 9;
             pl.smem_bytes = pl.dynamic_smem_bytes = smem(int(steps));
             pl.kernel = "conv2d_optimized<" + dt + ", R=" + std::to_string(p.k) + " unrolled, " + std::to_string(per) +
                         " rows x " + std::to_string(16 / e) + " columns per thread, " +
@@ -620,7 +650,11 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                                          std::to_string(pl.conv_windows) + " window(s), "
                                    : std::string()) +
                         "rows padded to 32-byte sectors" + (oc.capped ? ", registers capped" : "") +
-                        (st.cols != t.cols ? ", " + st.str() + " tile" : std::string()) + ">";
+                        (pl.conv_lines ? ", window copied line by line" : "") +
+                        (pl.conv_split ? ", window in two cp.async groups" : "") +
+                        (pl.conv_tma ? ", window by one bulk tensor copy (TMA)" : "") +
+                        (pl.conv_prefetch ? ", next wave's rows prefetched to L2" : "") +
+                        (st.rows != kConvOptimizedRows || st.cols != kConvOptimizedCols ? ", " + st.str() + " tile" : std::string()) + ">";
           }
         }
       }
@@ -630,6 +664,8 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
   pl.async_copy = d.async_copy;
   pl.regs_estimate = pl.sgemm != 0 ? sgemm_regs(kSgemmVariants[pl.sgemm]) : regs_of(p.op, v, p.dtype, pl.tile);
   pl.occupancy = estimate_occupancy(d, pl.threads(), pl.smem_bytes, pl.regs_estimate);
+  // conv2d aligned-pf: prefetch for the block one wave of resident blocks ahead.
+  if (pl.conv_prefetch > 0) pl.conv_prefetch = d.sm_count * std::max(1, pl.occupancy.blocks_per_sm);
   return pl;
 }
 

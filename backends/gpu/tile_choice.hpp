@@ -77,6 +77,10 @@ struct LaunchPlan {
   int conv_pad_unit = 0;           // ... its rows' padding unit in elements: 0 (a vector) or a sector
   int conv_windows = 1;            // ... and its windows in shared memory (2: the next in flight)
   bool conv_capped = false;        // ... aligned-occ: registers capped for 10 blocks/SM (float R = 3, 5)
+  bool conv_split = false;         // ... aligned-split: the window loaded as two cp.async groups
+  bool conv_lines = false;         // ... aligned-lines: the window copied whole 128-byte lines first
+  int conv_prefetch = 0;           // ... aligned-pf: blocks ahead whose window each block prefetches to L2
+  bool conv_tma = false;           // ... aligned-tma: the window by one bulk tensor copy (sm_90)
   Occupancy occupancy;             // estimate_occupancy(props, threads, smem, regs_estimate)
   int threads() const { return block_x * block_y; }
 };
@@ -184,7 +188,21 @@ constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_
 //                   halo rows in shared memory, the next tile's rows in flight in a second window
 //   walk<N>         the same with one window (the next rows loaded after the compute)
 //   stripw, walkw   as many tiles as make the grid one wave of resident blocks
-//   ...-wide        (strip and walk) on a 16 x kConvWideCols tile (the automatic tile only)
+//   ...-wide        (strip and walk) on a 16 x kConvWideCols tile (the automatic tile; passed
+//                   back explicitly, as the library does with every resolved tile, the same plan)
+//   aligned<N>      aligned on an N x 128 tile instead of the automatic 32 x 128 (N a multiple of
+//                   8: taller tiles re-read fewer halo rows; the automatic tile only)
+//   aligned-split   aligned, the window loaded as two cp.async groups: the upper half of the
+//                   block's threads computes once the rows it needs are in
+//   aligned-lines   aligned, the window copied tile columns first (whole 128-byte lines per
+//                   warp instruction), then the padding columns: 6 L2 requests a row, not 7
+//   aligned-pf      aligned, each block prefetching into L2 (cp.async.bulk.prefetch, sm_90) the
+//                   window rows of the block one wave of resident blocks after it
+//   aligned-tma     aligned, the window brought in by one 2-D bulk tensor copy (TMA, sm_90)
+//                   completing on an mbarrier, instead of each thread's cp.async copies
+//   (-lines, -split, -tma and -pf: float and double R = 3 and 5, 16-byte images; elsewhere
+//   aligned. They combine in this order, also with <N>: aligned64-lines-split-pf,
+//   aligned64-tma-pf; -tma ignores -lines and -split.)
 // These are compiled for R <= kConvStripMaxFilter; larger R runs the one-tile kernel. The strip
 // kernel takes images that allow 16-byte vectors; others run the aligned one-tile kernel.
 struct ConvOptChoice {
@@ -193,6 +211,11 @@ struct ConvOptChoice {
   bool wide = false;
   int windows = 1;
   bool capped = false;
+  int rows = 0;         // aligned<N>: the tile's rows (0: the automatic tile's)
+  bool split = false;   // aligned-split
+  bool lines = false;   // aligned-lines
+  bool prefetch = false;  // aligned-pf
+  bool tma = false;       // aligned-tma
 };
 ConvOptChoice conv2d_opt_choice(const DeviceProps& d);
 // What an unset TILEKIT_CONV_OPT means on NVIDIA devices with cp.async: the measured best.
