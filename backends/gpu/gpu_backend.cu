@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "kernels.hpp"
+#include "stream_hold.cuh"
 #include "tilekit/ops.hpp"
 
 namespace tilekit::gpu {
@@ -192,9 +193,10 @@ void GpuBackend::synchronize() {
 }
 
 // Device time between two events on the stream: what the GPU spent on fn's work, without
-// the host's launch latency in front of it.
+// the host's launch latency in front of it (the hold: stream_hold.cuh).
 double GpuBackend::time_seconds(const std::function<void()>& fn) {
   require_available();
+  TILEKIT_GPU_CHECK(stream_hold(stream_));
   TILEKIT_GPU_CHECK(gpuEventRecord(start_, stream_));
   fn();
   TILEKIT_GPU_CHECK(gpuEventRecord(stop_, stream_));

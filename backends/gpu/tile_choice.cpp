@@ -208,17 +208,23 @@ int sgemm_variant_for(const DeviceProps& d) {
 
 namespace {
 bool sgemm_tile_is(const SgemmVariant& v, int rows, int depth) { return v.rows == rows && v.depth == depth; }
-// The gemm_sm90 variant of tile rows x 128 x depth: `sv` itself if it has that tile, else the first
-// with it and the stages nearest sv's; 0 if no variant has it.
+// The gemm_sm90 variant of tile rows x 128 x depth: `sv` itself if it has that tile, else the one
+// of that tile most like it; 0 if no variant has it.
 int sgemm_with_tile(int sv, int rows, int depth) {
   if (sgemm_tile_is(kSgemmVariants[sv], rows, depth)) return sv;
+  // The kernel of that tile most like sv: the same per-thread shape and K-loop options first,
+  // then the nearest number of stages (cub3efz steps down to dual3efz).
+  const SgemmVariant& w = kSgemmVariants[sv];
+  auto distance = [&](const SgemmVariant& c) {
+    const int unlike = (c.tm != w.tm || c.tn != w.tn) + (c.early != w.early) + (c.fast != w.fast) + (c.ku != w.ku) +
+                       (c.ahead != w.ahead) + (c.zig != w.zig);
+    return 16 * unlike + std::abs(c.stages - w.stages);
+  };
   int best = 0;
   for (int i = 1; i < kSgemmVariantCount; ++i) {
     const SgemmVariant& c = kSgemmVariants[i];
     if (!sgemm_tile_is(c, rows, depth)) continue;
-    if (best == 0 ||
-        std::abs(c.stages - kSgemmVariants[sv].stages) < std::abs(kSgemmVariants[best].stages - kSgemmVariants[sv].stages))
-      best = i;
+    if (best == 0 || distance(c) < distance(kSgemmVariants[best])) best = i;
   }
   return best;
 }

@@ -140,8 +140,21 @@ inline constexpr SgemmVariant kSgemmVariants[] = {
 };
 inline constexpr int kSgemmVariantCount = int(sizeof(kSgemmVariants) / sizeof(kSgemmVariants[0]));
 inline constexpr int kSgemmPadA = 4;
-// What the plan takes on sm_90 when TILEKIT_SGEMM is unset (the measured best; NOTES.md).
-inline constexpr int kSgemmDefault = 14;  // dual3ef
+constexpr bool sgemm_name_is(const char* a, const char* b) {
+  for (; *a && *a == *b; ++a, ++b) {
+  }
+  return *a == *b;
+}
+constexpr int sgemm_index(const char* name) {
+  for (int i = 0; i < kSgemmVariantCount; ++i)
+    if (sgemm_name_is(kSgemmVariants[i].name, name)) return i;
+  return -1;
+}
+// What the plan takes on sm_90 when TILEKIT_SGEMM is unset: the measured best (NOTES.md, round
+// 4: 92% of cuBLAS at 4096 and 8192, dual3ef 88-90% in the same runs). Problems with fewer
+// 256-row blocks than SMs step down to its 128x128 form, dual3efz.
+inline constexpr int kSgemmDefault = sgemm_index("cub3efz");
+static_assert(kSgemmDefault > 0, "the default SGEMM variant is one of kSgemmVariants");
 constexpr int sgemm_threads(const SgemmVariant& v) { return (v.rows / (4 * v.tm)) * (v.cols / (8 * v.tn)) * 32; }
 // Registers a thread from ptxas (13.0, sm_90, no spills; NOTES.md): 8x8 per thread 127; 16x8 201
 // (256x128, one block per SM; fast copies 223), 211 (128x128x16, two; fast 233), 233 (128x128x32,
@@ -219,7 +232,7 @@ struct ConvOptChoice {
 };
 ConvOptChoice conv2d_opt_choice(const DeviceProps& d);
 // What an unset TILEKIT_CONV_OPT means on NVIDIA devices with cp.async: the measured best.
-inline constexpr const char* kConvOptDefault = "aligned";
+inline constexpr const char* kConvOptDefault = "aligned-lines";  // NOTES.md, round 4: 89% of memcpy at R = 5
 inline constexpr int kConvStripMaxFilter = 9;
 inline constexpr int kConvWideCols = 256, kConvWideRows = 16;
 constexpr int conv2d_optimized_pad(int r, int elem_bytes) {

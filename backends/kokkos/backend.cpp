@@ -13,6 +13,9 @@
 #include "../host/host_backend.hpp"
 #include "../gpu/estimate.hpp"
 #include "kokkos.hpp"
+#if defined(KOKKOS_ENABLE_CUDA)
+#include "../gpu/stream_hold.cuh"
+#endif
 #include "tilekit/roofline.hpp"
 
 #include <fmt/format.h>
@@ -250,7 +253,10 @@ class KokkosBackend final : public Backend {
   void device_copy(void* dst, const void* src, std::size_t bytes) override {
     if (bytes == 0) return;
     guarded("deep_copy on device", [&] {
-      Kokkos::deep_copy(DeviceBytes(static_cast<char*>(dst), bytes), ConstDeviceBytes(static_cast<const char*>(src), bytes));
+      // On the execution space instance, as the kernels run: no fence before the copy (a fence
+      // would wait out the timing hold and put the host's latency back into the copy's time).
+      Kokkos::deep_copy(Exec(), DeviceBytes(static_cast<char*>(dst), bytes),
+                        ConstDeviceBytes(static_cast<const char*>(src), bytes));
     });
   }
   void synchronize() override {
@@ -258,10 +264,11 @@ class KokkosBackend final : public Backend {
   }
 
   // On Kokkos::Cuda: the device time between two CUDA events on the stream of Kokkos' default
-  // instance, as the cuda backend times its kernels, so that the two backends' figures compare
-  // kernels with kernels. The host clock around launch and fence (the default, and
-  // TILEKIT_KOKKOS_TIMER=host) adds Kokkos' launch and the fence's wake-up, 6-17 us on the H200:
-  // ~10% of an 8192^2 transpose (NOTES.md, round 3). Kokkos has no portable device timer.
+  // instance, behind the same hold (../gpu/stream_hold.cuh), as the cuda backend times its
+  // kernels, so that the two backends' figures compare kernels with kernels. The host clock
+  // around launch and fence (TILEKIT_KOKKOS_TIMER=host, and every host space) adds Kokkos' launch
+  // and the fence's wake-up, 6-17 us on the H200: ~10% of an 8192^2 transpose (NOTES.md, round
+  // 3). Kokkos has no portable device timer.
   double time_seconds(const std::function<void()>& fn) override {
 #if defined(KOKKOS_ENABLE_CUDA)
     const char* e = std::getenv("TILEKIT_KOKKOS_TIMER");
@@ -279,6 +286,7 @@ class KokkosBackend final : public Backend {
       check(cudaEventCreate(&stop), "cudaEventCreate");
       float ms = 0;
       try {
+        check(gpu::stream_hold(stream), "the timing hold's launch");
         check(cudaEventRecord(start, stream), "cudaEventRecord");
         fn();
         check(cudaEventRecord(stop, stream), "cudaEventRecord");

@@ -78,7 +78,7 @@ class KokkosGpuTile {
  public:
   KOKKOS_INLINE_FUNCTION KokkosGpuTile(const detail::KokkosMember& m, const Shape& s)
       : m_(m),
-        smem_(detail::kokkos_scratch(m, s.scratch_bytes)),
+        smem_(aligned_base(detail::kokkos_scratch(m, s.scratch_bytes))),
         cap_(s.scratch_bytes),
         tx_(index_t(m.league_rank()) % s.tiles_x),
         ty_(index_t(m.league_rank()) / s.tiles_x),
@@ -159,6 +159,17 @@ class KokkosGpuTile {
   }
 
  private:
+  // Kokkos' scratch pointer, rebuilt as the block's dynamic shared base plus an offset whose low
+  // bits are visibly zero: Kokkos computes the offset at run time, so the compiler cannot prove
+  // 16-byte alignment from its pointer and reads a lane's row of scratch one scalar at a time
+  // (the tiled gemm: 32 ld.shared.f32 where the CUDA block issues 8 ld.shared.v4).
+  KOKKOS_INLINE_FUNCTION static unsigned char* aligned_base(unsigned char* p) {
+    KOKKOS_IF_ON_DEVICE((
+      extern __shared__ __align__(16) unsigned char tilekit_tile_kokkos_smem[];
+      if (p) return tilekit_tile_kokkos_smem + ((p - tilekit_tile_kokkos_smem) & ~std::ptrdiff_t(kScratchAlign - 1));
+    ))
+    return p;
+  }
   const detail::KokkosMember& m_;
   unsigned char* smem_;
   std::size_t used_ = 0, cap_;
