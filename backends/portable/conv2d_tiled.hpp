@@ -26,7 +26,11 @@ TILEKIT_TILE_FN constexpr int conv2d_window_pad(int r) {
 
 // kLanesCoverRows: lanes.y * kRows >= the tile's rows, so a lane computes one group of rows
 // (the CPU executors' shape); otherwise lanes step down the tile (a GPU block of ~256 threads).
-template <class T, int kR = 0, int kRows = 1, int kCols = 0, bool kLanesCoverRows = false>
+// kLy > 0 (GPUs, with kCols): the tile is kTileRows x kCols and its lanes fixed at kCols x kLy
+// (tile::Dim2 kLanes), so the window load's loop and the lanes' walk down the tile have
+// compile-time trip counts.
+template <class T, int kR = 0, int kRows = 1, int kCols = 0, bool kLanesCoverRows = false, int kLy = 0,
+          int kTileRows = 0>
 struct Conv2dTiled {
   Conv2dArgs<T> a;
   int rows, cols;  // the output tile; kRows divides rows, and kCols (when set) is cols
@@ -36,6 +40,7 @@ struct Conv2dTiled {
   // kernel, double's spill at R >= 7).
   static constexpr int kMaxLanes = kCols > 0 ? 256 : 1024;
   static constexpr int kMinTilesPerSM = kCols > 0 ? (kRows > 8 ? 4 : sizeof(T) == 4 ? 8 : 6) : 1;
+  static constexpr tile::Dim2 kLanes = kLy > 0 ? tile::Dim2{kCols, kLy} : tile::Dim2{0, 0};
 
   static std::size_t scratch_bytes(int r, int rows, int cols) {
     return tile::scratch_bytes<T>(rows + r - 1, cols + 2 * conv2d_window_pad<T>(r));
@@ -48,14 +53,15 @@ struct Conv2dTiled {
 
   template <class Tile>
   TILEKIT_TILE_FN void operator()(Tile& t) const {
-    const int r = kR > 0 ? kR : a.r, tc = kCols > 0 ? kCols : cols, pad = conv2d_window_pad<T>(r);
-    auto win = window(t, r, tc, pad);
-    const index_t i0 = t.y() * rows, j0 = t.x() * tc;
+    const int r = kR > 0 ? kR : a.r, tr = kTileRows > 0 ? kTileRows : rows, tc = kCols > 0 ? kCols : cols;
+    const int pad = conv2d_window_pad<T>(r);
+    auto win = window(t, r, tr, tc, pad);
+    const index_t i0 = t.y() * tr, j0 = t.x() * tc;
     t.load(win, tile::GlobalView<T>{a.in, a.h, a.w, a.ld_in}, i0 - r / 2, j0 - pad);
     const T* f = tile::constants<T>(t);  // the filter
     t.barrier();
     const int off = pad - r / 2;
-    const int rows_in = int(a.h - i0 < rows ? a.h - i0 : rows), cols_in = int(a.w - j0 < tc ? a.w - j0 : tc);
+    const int rows_in = int(a.h - i0 < tr ? a.h - i0 : tr), cols_in = int(a.w - j0 < tc ? a.w - j0 : tc);
     // Lane (x, y) computes output column x, rows r0 .. r0 + kRows - 1 of the tile.
     auto outputs = [&](tile::Lane l, int r0) {
       T acc[kRows];
@@ -85,8 +91,14 @@ struct Conv2dTiled {
     // a lane range: a CPU's lane loop then has no condition in it and vectorises).
     if constexpr (kLanesCoverRows) {
       t.for_lanes({cols_in, rows_in}, [&](tile::Lane l) { outputs(l, l.y); });  // kRows == 1
+    } else if constexpr (kLy > 0) {  // each lane's row groups, a compiled number of them
+      t.for_lanes({cols_in, tr}, [&](tile::Lane l) {
+        TILEKIT_TILE_UNROLL
+        for (int g = 0; g < kTileRows / (kLy * kRows); ++g)
+          if ((l.y + g * kLy) * kRows < rows_in) outputs(l, (l.y + g * kLy) * kRows);
+      });
     } else {
-      t.for_lanes({cols_in, rows}, [&](tile::Lane l) {
+      t.for_lanes({cols_in, tr}, [&](tile::Lane l) {
         for (int r0 = l.y * kRows; r0 < rows_in; r0 += t.lanes().y * kRows) outputs(l, r0);
       });
     }
@@ -95,12 +107,14 @@ struct Conv2dTiled {
  private:
   static_assert(kR > 0 || kRows == 1, "a lane computes several rows only with R compiled");
   static_assert(!kLanesCoverRows || kRows == 1, "lanes cover the rows one each");
+  static_assert(kLy == 0 || (kCols > 0 && kTileRows > 0 && kTileRows % (kLy * kRows) == 0),
+                "lanes are fixed only with the tile compiled, in whole row groups");
   template <class Tile>
-  TILEKIT_TILE_FN auto window(Tile& t, int r, int tc, int pad) const {
+  TILEKIT_TILE_FN auto window(Tile& t, int r, int tr, int tc, int pad) const {
     if constexpr (kR > 0 && kCols > 0)
-      return tile::scratch<T, kCols + 2 * conv2d_window_pad<T>(kR)>(t, rows + kR - 1);
+      return tile::scratch<T, kCols + 2 * conv2d_window_pad<T>(kR)>(t, tr + kR - 1);
     else
-      return tile::scratch<T>(t, rows + r - 1, tc + 2 * pad);
+      return tile::scratch<T>(t, tr + r - 1, tc + 2 * pad);
   }
 };
 
@@ -108,6 +122,10 @@ struct Conv2dTiled {
 // the backend is a GPU, whose lanes compute rows_per_lane outputs down a column (8 or 16,
 // when the tile's rows allow) and whose automatic 64-wide tile is compiled; CPU backends run
 // one output per lane (the lane loop is their vector loop). R <= 9 is compiled.
+// The GPUs' automatic tile, 64 x 64 outputs on 64 x 4 lanes (256 threads; tile_choice), is
+// compiled with its rows and lanes fixed.
+inline constexpr int kGpuRowLanes = 4;
+
 template <bool kGpuShapes, class T, class Run>
 void conv2d_tiled(const Conv2dArgs<T>& a, const TileConfig& t, tile::Dim2 lanes, int rows_per_lane, Run&& run) {
   const char* name = "conv2d_tiled";
@@ -118,8 +136,13 @@ void conv2d_tiled(const Conv2dArgs<T>& a, const TileConfig& t, tile::Dim2 lanes,
       if (t.cols == 64) {
         tile::with_size<8, 16>(coarse, [&](auto kRows) {
           constexpr int Rows = decltype(kRows)::value > 0 ? decltype(kRows)::value : 1;
-          const Conv2dTiled<T, R, Rows, 64> k{a, t.rows, t.cols};
-          run(k.shape(lanes, name), k);
+          if (t.rows == 64 && lanes.x == 64 && lanes.y == kGpuRowLanes) {  // the automatic tile and block
+            const Conv2dTiled<T, R, Rows, 64, false, kGpuRowLanes, 64> k{a, t.rows, t.cols};
+            run(k.shape(lanes, name), k);
+          } else {
+            const Conv2dTiled<T, R, Rows, 64> k{a, t.rows, t.cols};
+            run(k.shape(lanes, name), k);
+          }
         });
         return;
       }
