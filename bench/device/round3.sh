@@ -62,7 +62,7 @@ for s in "$@"; do
         ln -sfn "$root/.device" .final/before/.device
         (cd .final/before && bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=OFF "${kk[@]}") >"$w/before.log" 2>&1 &
       fi
-      stage build "$(lim 240)" bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=ON "${kk[@]}"
+      stage build "$(lim "${R3_build:-240}")" bash bench/device/build.sh -DTILEKIT_ENABLE_OPENMP=ON "${kk[@]}"
       wait
       tail -5 "$w/build.log" >>"$w/summary.txt"
       "$A/tilekit" info >"$w/info.txt" 2>&1 ;;

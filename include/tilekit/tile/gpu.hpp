@@ -359,6 +359,34 @@ inline void gpu_check(gpu_error_t e, const Shape& s, const char* what) {
     throw DeviceError(std::string("tile kernel '") + s.name + "': " + what + ": " + gpu_error_string(e));
 }
 
+// Fills this translation unit's constant-memory copies (tile_constants_4/8; the kernel reads
+// one of them through constants_of) with the launch's constants, on the launch's stream: the
+// copy is ordered before the kernel and after every earlier kernel that read the old ones.
+// Static: the symbols are this translation unit's own.
+#if defined(__HIPCC__)
+static inline void gpu_copy_constants(const Shape& s, hipStream_t st) {
+  if (!s.constant_bytes) return;
+  if (s.constant_bytes > kMaxConstantBytes)
+    throw Error(std::string("tile kernel '") + s.name + "': " + std::to_string(s.constant_bytes) +
+                " bytes of constants exceed the " + std::to_string(kMaxConstantBytes) + " bytes the layer keeps");
+  gpu_check(hipMemcpyToSymbolAsync(HIP_SYMBOL(tile_constants_4), s.constants, s.constant_bytes, 0, hipMemcpyDefault, st),
+            s, "hipMemcpyToSymbolAsync(constants)");
+  gpu_check(hipMemcpyToSymbolAsync(HIP_SYMBOL(tile_constants_8), s.constants, s.constant_bytes, 0, hipMemcpyDefault, st),
+            s, "hipMemcpyToSymbolAsync(constants)");
+}
+#else
+static inline void gpu_copy_constants(const Shape& s, cudaStream_t st) {
+  if (!s.constant_bytes) return;
+  if (s.constant_bytes > kMaxConstantBytes)
+    throw Error(std::string("tile kernel '") + s.name + "': " + std::to_string(s.constant_bytes) +
+                " bytes of constants exceed the " + std::to_string(kMaxConstantBytes) + " bytes the layer keeps");
+  gpu_check(cudaMemcpyToSymbolAsync(tile_constants_4, s.constants, s.constant_bytes, 0, cudaMemcpyDefault, st), s,
+            "cudaMemcpyToSymbolAsync(constants)");
+  gpu_check(cudaMemcpyToSymbolAsync(tile_constants_8, s.constants, s.constant_bytes, 0, cudaMemcpyDefault, st), s,
+            "cudaMemcpyToSymbolAsync(constants)");
+}
+#endif
+
 }  // namespace detail
 
 // Launches every tile of s on `stream` (a cudaStream_t / hipStream_t), asynchronously.
@@ -376,28 +404,14 @@ void run_gpu(void* stream, const Shape& s, const K& kernel) {
   const auto fn = &detail::tile_entry<K>;
 #if defined(__HIPCC__)
   auto st = static_cast<hipStream_t>(stream);
-  if (s.constant_bytes) {  // the kernel reads one of the two copies (constants_of)
-    detail::gpu_check(hipMemcpyToSymbolAsync(HIP_SYMBOL(detail::tile_constants_4), s.constants, s.constant_bytes, 0,
-                                             hipMemcpyDefault, st),
-                      s, "hipMemcpyToSymbolAsync(constants)");
-    detail::gpu_check(hipMemcpyToSymbolAsync(HIP_SYMBOL(detail::tile_constants_8), s.constants, s.constant_bytes, 0,
-                                             hipMemcpyDefault, st),
-                      s, "hipMemcpyToSymbolAsync(constants)");
-  }
+  detail::gpu_copy_constants(s, st);
   if (s.scratch_bytes > 48 * 1024)
     detail::gpu_check(hipFuncSetAttribute(reinterpret_cast<const void*>(fn), hipFuncAttributeMaxDynamicSharedMemorySize,
                                           int(s.scratch_bytes)),
                       s, "hipFuncSetAttribute(MaxDynamicSharedMemorySize)");
 #else
   auto st = static_cast<cudaStream_t>(stream);
-  if (s.constant_bytes) {  // the kernel reads one of the two copies (constants_of)
-    detail::gpu_check(cudaMemcpyToSymbolAsync(detail::tile_constants_4, s.constants, s.constant_bytes, 0,
-                                              cudaMemcpyDefault, st),
-                      s, "cudaMemcpyToSymbolAsync(constants)");
-    detail::gpu_check(cudaMemcpyToSymbolAsync(detail::tile_constants_8, s.constants, s.constant_bytes, 0,
-                                              cudaMemcpyDefault, st),
-                      s, "cudaMemcpyToSymbolAsync(constants)");
-  }
+  detail::gpu_copy_constants(s, st);
   if (s.scratch_bytes > 48 * 1024)
     detail::gpu_check(cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, int(s.scratch_bytes)), s,
                       "cudaFuncSetAttribute(MaxDynamicSharedMemorySize)");

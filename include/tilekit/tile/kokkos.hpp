@@ -120,10 +120,13 @@ class KokkosGpuTile {
     m_.team_barrier();
   }
 
-  // Kokkos launches the kernel itself: constants are read from the backend's memory.
+  // Constants in constant memory, as on the GPU executor (run_kokkos copies them there on
+  // Kokkos' stream): read from global memory, the conv2d's 25 filter taps took 25 registers and
+  // the team spilled under the kernel's launch bounds.
   template <class T>
   KOKKOS_INLINE_FUNCTION const T* constants_as() const {
-    return static_cast<const T*>(constants_);
+    KOKKOS_IF_ON_DEVICE((return detail::constants_of<T>();))
+    KOKKOS_IF_ON_HOST((return static_cast<const T*>(constants_);))
   }
   template <class T, int kLd>
   KOKKOS_INLINE_FUNCTION ScratchView<T, kLd> scratch_view(int rows, int cols, int ld) {
@@ -220,6 +223,11 @@ void run_kokkos(const Shape& s, const K& kernel) {
       throw Error(std::string("tile kernel '") + s.name + "' is launched with " + std::to_string(s.lanes.count()) +
                   " lanes per tile, but Kokkos' " + detail::KokkosExec::name() + " offers teams of at most " +
                   std::to_string(most) + " threads for it");
+#if defined(KOKKOS_ENABLE_CUDA)
+    detail::gpu_copy_constants(s, detail::KokkosExec().cuda_stream());
+#else
+    detail::gpu_copy_constants(s, detail::KokkosExec().hip_stream());
+#endif
     Policy policy(int(s.tiles()), s.lanes.count());
     policy.set_scratch_size(0, Kokkos::PerTeam(detail::kokkos_scratch_request(s.scratch_bytes)));
     Kokkos::parallel_for(label, policy, f);
