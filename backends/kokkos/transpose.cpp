@@ -135,13 +135,23 @@ struct TransposeBlock {
 
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() { return kScratchAlign + align_up(sizeof(T) * TR * LD); }
 
+  // f(tid) for every thread index tid of the cuda kernel's block. GPU teams are that block (NT
+  // threads, as run_block launches them): each thread is its own index, with no range loop
+  // around the phase, whose trip count the compiler could not know (TeamThreadRange's). Host
+  // teams are one thread, which walks the NT indices.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION static void for_threads(const typename Policy::member_type& team, const F& f) {
+    KOKKOS_IF_ON_DEVICE((f(team.team_rank());))
+    KOKKOS_IF_ON_HOST((Kokkos::parallel_for(Kokkos::TeamThreadRange(team, NT), f);))
+  }
+
   KOKKOS_INLINE_FUNCTION void operator()(const typename Policy::member_type& team) const {
     const int i0 = team.league_rank() / tiles_c * TR, j0 = team.league_rank() % tiles_c * TC;
     ScratchCarver scratch(team, scratch_bytes());
     T* tile = scratch.take<T>(std::size_t(TR) * LD);
     // All of a thread's loads are issued before any is used: LOADS x 16 bytes in flight (the
     // compiler cannot move loads past the scratch stores, which it cannot tell apart from `in`).
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, NT), [&](const int tid) {
+    for_threads(team, [&](const int tid) {
       Pack<T> v[LOADS];
       TILEKIT_UNROLL
       for (int l = 0; l < LOADS; ++l) {
@@ -165,7 +175,7 @@ struct TransposeBlock {
     team.team_barrier();
     // Output row r (input column j0 + r), W consecutive output columns from input rows c..c+W-1:
     // a warp's reads walk down scratch columns, one bank each thanks to the padding.
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, NT), [&](const int tid) {
+    for_threads(team, [&](const int tid) {
       TILEKIT_UNROLL
       for (int s = 0; s < STORES; ++s) {
         const int q = tid + s * NT, r = q / (TR / W), c = (q % (TR / W)) * W, j = j0 + r, i = i0 + c;
