@@ -239,7 +239,12 @@ TEST(RooflineCeilings, CpuCeilingsArePositiveAndCached) {
   EXPECT_GT(a.gbps, 0);
   EXPECT_GT(a.gflops_f32, 0);
   EXPECT_GT(a.gflops_f64, 0);
-  EXPECT_GT(a.gflops_f32, a.gflops_f64 * 1.2);  // fp32 vectors hold twice the lanes
+  // fp32 vectors hold twice the lanes. Without the openmp backend there is no vector kernel
+  // (Highway comes with it) and the 16 scalar chains run at about the same rate in both types.
+  if (a.compute_method.find("chains of vector FMA") != std::string::npos)
+    EXPECT_GT(a.gflops_f32, a.gflops_f64 * 1.2) << a.compute_method;
+  else
+    EXPECT_GT(a.gflops_f32, a.gflops_f64 * 0.5) << a.compute_method;
   EXPECT_FALSE(a.caches.empty());
   EXPECT_EQ(&ceilings(be), &a);  // measured once per process
 }

@@ -141,8 +141,11 @@ struct TransposeBlock {
   // teams are one thread, which walks the NT indices.
   template <class F>
   KOKKOS_INLINE_FUNCTION static void for_threads(const typename Policy::member_type& team, const F& f) {
-    KOKKOS_IF_ON_DEVICE((f(team.team_rank());))
-    KOKKOS_IF_ON_HOST((Kokkos::parallel_for(Kokkos::TeamThreadRange(team, NT), f);))
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)  // (Kokkos 3.4 has no KOKKOS_IF_ON_DEVICE)
+    f(team.team_rank());
+#else
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, NT), f);
+#endif
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const typename Policy::member_type& team) const {
