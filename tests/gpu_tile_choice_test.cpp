@@ -727,6 +727,13 @@ TEST(TileChoiceDevices, ConvOptimizedOptions) {
     EXPECT_EQ(plan_launch(mi250x(), Variant::optimized, f5, {}).conv_prefetch, 0);
   }
   {
+    ConvOptEnv env("aligned-tma-pf");
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
+    EXPECT_TRUE(pl.conv_tma);
+    EXPECT_GT(pl.conv_prefetch, 0);
+    EXPECT_FALSE(plan_launch(mi250x(), Variant::optimized, f5, {}).conv_tma);
+  }
+  {
     ConvOptEnv env("aligned64-lines-split");
     const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
     EXPECT_TRUE(pl.conv_split);

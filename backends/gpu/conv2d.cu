@@ -85,6 +85,42 @@ bool opt_kernel_applies(int r, const LaunchPlan& pl) {
   return (r == 3 || r == 5) && (pl.conv_split || pl.conv_lines || pl.conv_prefetch > 0);
 }
 
+#if !defined(__HIPCC__)
+// aligned-tma: float and double R = 3 and 5.
+template <class T>
+const void* tma_kernel(int r) {
+  constexpr int kRows = kConvRowsPerThread, PU = 32 / int(sizeof(T));
+  if (r == 3) return reinterpret_cast<const void*>(&conv2d_optimized_tma_kernel<T, 3, kRows, PU>);
+  if (r == 5) return reinterpret_cast<const void*>(&conv2d_optimized_tma_kernel<T, 5, kRows, PU>);
+  return nullptr;
+}
+
+// The tensor map of the input for aligned-tma: the image (w x h elements, rows ld_in apart) and
+// the box of one window (rows x SW), zero outside. cuTensorMapEncodeTiled is a driver function,
+// reached through the runtime (no link to libcuda). False where the map cannot be made (then the
+// launcher runs the cp.async kernel).
+template <class T>
+bool encode_window_map(CUtensorMap& map, const Conv2dParams<T>& c, int tile_rows, int tile_cols) {
+  static PFN_cuTensorMapEncodeTiled_v12000 encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      fn = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  const int unit = 32 / int(sizeof(T)), pad = (c.r / 2 + unit - 1) / unit * unit;
+  const cuuint32_t box[2] = {cuuint32_t(tile_cols + 2 * pad), cuuint32_t(tile_rows + c.r - 1)};
+  if (!encode || box[0] > 256 || box[1] > 256) return false;
+  const cuuint64_t dims[2] = {cuuint64_t(c.w), cuuint64_t(c.h)}, strides[1] = {cuuint64_t(c.ld_in) * sizeof(T)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  return encode(&map, sizeof(T) == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 2,
+                const_cast<T*>(c.in), dims, strides, box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+#endif
+
 template <class T>
 bool vectorizable(const Conv2dParams<T>& c) {
   constexpr int w = 16 / sizeof(T);
@@ -124,6 +160,15 @@ void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& pl, gpuS
     const bool vec = vectorizable(c) && vectorizable_out(c);
     if (pl.conv_pad_unit == 32 / int(sizeof(T))) {
       const LaunchPlan& o = pl;
+#if !defined(__HIPCC__)
+      if (CUtensorMap map; o.conv_tma && vec && tma_kernel<T>(c.r) &&
+                           encode_window_map(map, c, tile_rows, o.tile.cols)) {
+        int pf = o.conv_prefetch;
+        void* args[] = {&map, &c, &tile_rows, &tx, &pf};
+        launch_kernel(tma_kernel<T>(c.r), o, tx * ty, args, s, "conv2d_optimized_tma_kernel");
+        return;
+      }
+#endif
       if (vec && opt_kernel_applies<T>(c.r, o)) {
         int pf = o.conv_prefetch;
         void* args[] = {&c, &tile_rows, &tx, &pf};
@@ -151,6 +196,10 @@ const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan& pl) {
       return f ? reinterpret_cast<const void*>(&conv2d_naive_kernel<float>)
                : reinterpret_cast<const void*>(&conv2d_naive_kernel<double>);
     case Variant::optimized:
+#if !defined(__HIPCC__)
+      if (pl.conv_pad_unit == (f ? 8 : 4) && pl.conv_tma && (r == 3 || r == 5))
+        return f ? tma_kernel<float>(r) : tma_kernel<double>(r);
+#endif
       if (pl.conv_pad_unit == (f ? 8 : 4) && pl.conv_capped) return f ? capped_kernel<float>(r) : capped_kernel<double>(r);
       if (pl.conv_pad_unit == (f ? 8 : 4) && (f ? opt_kernel_applies<float>(r, pl) : opt_kernel_applies<double>(r, pl)))
         return f ? opt_kernel<float>(r, pl) : opt_kernel<double>(r, pl);

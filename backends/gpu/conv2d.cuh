@@ -15,6 +15,11 @@
 #include "device_common.cuh"
 #include "tilekit/ops.hpp"
 
+#if !defined(__HIPCC__)
+#include <cuda.h>  // CUtensorMap (aligned-tma)
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+#endif
+
 namespace tilekit::gpu {
 
 // The filter, copied from its device buffer before each launch (one stream orders the copy
@@ -293,6 +298,66 @@ __global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_optimized_opt_kernel(Conv2dPar
 // kMinBlocks 256-thread blocks (twice as many of the 128-thread blocks the plan launches) reside.
 // (A separate kernel: __launch_bounds__(256, 1) is not __launch_bounds__(256) to ptxas, which
 // gave the uncapped kernel 56-64 registers instead of 48 under it.)
+#if !defined(__HIPCC__)
+// TILEKIT_CONV_OPT=aligned-tma (sm_90): the same window, sector-padded rows, brought in by the
+// tensor memory accelerator: one thread issues one 2-D bulk tensor copy of the whole window
+// (rows x SW elements from column j0 - P, row i0 - R/2; the map's bounds zero-fill what lies
+// outside the image, negative coordinates included), completing on an mbarrier every thread
+// waits on. No per-thread copies, address arithmetic or bounds tests; the copy engine makes the
+// L2 requests. pf as in conv2d_optimized_body. Images that allow 16-byte vectors (the map needs
+// 16-byte strides), windows of at most 256 rows and columns (the box limit).
+template <class T, int R, int ROWS, int PU>
+__global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_optimized_tma_kernel(const __grid_constant__ CUtensorMap in_map,
+                                                                       Conv2dParams<T> c, int tile_rows, int tiles_x,
+                                                                       int pf) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int TC = kConvOptimizedCols, P = conv2d_pad_v<T, R, PU>, SW = TC + 2 * P;
+  extern __shared__ __align__(128) unsigned char conv2d_tma_smem[];
+  __shared__ __align__(8) unsigned long long window_full;  // the mbarrier
+  T* tile = reinterpret_cast<T*>(conv2d_tma_smem);
+  const BlockXY b = block_xy(tiles_x);
+  const int i0 = b.y * tile_rows, j0 = b.x * TC;
+  const unsigned bar = static_cast<unsigned>(__cvta_generic_to_shared(&window_full));
+  const bool leader = threadIdx.x == 0 && threadIdx.y == 0;
+  if (leader) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar) : "memory");
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(tile));
+    const unsigned bytes = unsigned(tile_rows + R - 1) * unsigned(SW) * unsigned(sizeof(T));
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+        "[%4];\n" ::"r"(dst),
+        "l"(reinterpret_cast<std::uint64_t>(&in_map)), "r"(j0 - P), "r"(i0 - R / 2), "r"(bar)
+        : "memory");
+  }
+  if (pf > 0 && int(blockIdx.x) + pf < int(gridDim.x)) {  // as in conv2d_optimized_body
+    const int nb = int(blockIdx.x) + pf, pi0 = nb / tiles_x * tile_rows, pj0 = nb % tiles_x * TC;
+    const int gx0 = max(pj0 - P, 0), gx1 = min(pj0 + TC + P, c.w);
+    const unsigned bytes = unsigned(gx1 - gx0) * sizeof(T);
+    const int tid = threadIdx.y * blockDim.x + threadIdx.x;
+    for (int y = tid; y < tile_rows + R - 1; y += int(blockDim.x * blockDim.y)) {
+      const int gy = pi0 + y - R / 2;
+      if (unsigned(gy) < unsigned(c.h) && gx1 > gx0)
+        asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(c.in + std::size_t(gy) * c.ld_in + gx0),
+                     "r"(bytes)
+                     : "memory");
+    }
+  }
+  __syncthreads();  // the barrier is initialised before anyone waits on it
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], 0;\n"
+      "@!done bra WAIT;\n"
+      "}\n" ::"r"(bar)
+      : "memory");
+  conv2d_optimized_tile<T, R, ROWS, true, PU, TC>(c, tile, tile_rows, i0, j0);
+#endif
+}
+#endif
+
 template <class T, int R, int ROWS, bool kVec, int PU, int kMinBlocks>
 __global__ TILEKIT_LAUNCH_BOUNDS_OCC(256, kMinBlocks) void conv2d_optimized_capped_kernel(Conv2dParams<T> c,
                                                                                         int tile_rows, int tiles_x) {

@@ -236,7 +236,7 @@ ConvOptChoice conv2d_opt_choice(const DeviceProps& d) {
   // (AMD, not measured) the one-tile kernel with vector-padded rows.
   std::string v = e && *e ? std::string(e) : d.async_copy ? std::string(kConvOptDefault) : std::string("tile");
   const std::string bad = "TILEKIT_CONV_OPT='" + v +
-                          "': expected tile, aligned, aligned-occ or aligned[<N>][-lines][-split][-pf] (N a multiple of 8)";
+                          "': expected tile, aligned, aligned-occ or aligned[<N>][-lines][-split][-tma][-pf] (N a multiple of 8)";
   if (v == "tile") return c;
   c.aligned = true;
   if (v == "aligned") return c;
@@ -245,10 +245,10 @@ ConvOptChoice conv2d_opt_choice(const DeviceProps& d) {
     return c;
   }
   if (v.rfind("aligned", 0) != 0) throw Error(bad);
-  // aligned[<N>][-lines][-split][-pf]
+  // aligned[<N>][-lines][-split][-tma][-pf]
   std::string n = v.substr(7);
   for (auto [suffix, flag] :
-       {std::pair<std::string, bool*>{"-pf", &c.prefetch}, {"-split", &c.split}, {"-lines", &c.lines}})
+       {std::pair<std::string, bool*>{"-pf", &c.prefetch}, {"-tma", &c.tma}, {"-split", &c.split}, {"-lines", &c.lines}})
     if (n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) {
       *flag = true;
       n.resize(n.size() - suffix.size());
@@ -589,12 +589,14 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
             pl.conv_split = oc.split;
             pl.conv_lines = oc.lines;
             pl.conv_prefetch = oc.prefetch && d.async_copy && d.cc_major >= 9 ? 1 : 0;  // sm_90; distance below
+            pl.conv_tma = oc.tma && d.async_copy && d.cc_major >= 9;
             pl.smem_bytes = pl.dynamic_smem_bytes = smem;
             pl.kernel = "conv2d_optimized<" + dt + ", R=" + std::to_string(p.k) + " unrolled, " + std::to_string(per) +
                         " rows x " + std::to_string(16 / e) + " columns per thread, rows padded to 32-byte sectors" +
                         (oc.capped ? ", registers capped" : "") +
                         (pl.conv_lines ? ", window copied line by line" : "") +
                         (pl.conv_split ? ", window in two cp.async groups" : "") +
+                        (pl.conv_tma ? ", window by one bulk tensor copy (TMA)" : "") +
                         (pl.conv_prefetch ? ", next wave's rows prefetched to L2" : "") +
                         (st.rows != kConvOptimizedRows || st.cols != kConvOptimizedCols ? ", " + st.str() + " tile"
                                                                                         : std::string()) +

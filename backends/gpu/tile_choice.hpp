@@ -77,6 +77,7 @@ struct LaunchPlan {
   bool conv_split = false;         // ... aligned-split: the window loaded as two cp.async groups
   bool conv_lines = false;         // ... aligned-lines: the window copied whole 128-byte lines first
   int conv_prefetch = 0;           // ... aligned-pf: blocks ahead whose window each block prefetches to L2
+  bool conv_tma = false;           // ... aligned-tma: the window by one bulk tensor copy (sm_90)
   Occupancy occupancy;             // estimate_occupancy(props, threads, smem, regs_estimate)
   int threads() const { return block_x * block_y; }
 };
@@ -179,8 +180,11 @@ constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_
 //                   warp instruction), then the padding columns: 6 L2 requests a row, not 7
 //   aligned-pf      aligned, each block prefetching into L2 (cp.async.bulk.prefetch, sm_90) the
 //                   window rows of the block one wave of resident blocks after it
-//   (-lines, -split and -pf: float and double R = 3 and 5, 16-byte images; elsewhere aligned.
-//   They combine in this order, also with <N>: aligned64-lines-split-pf.)
+//   aligned-tma     aligned, the window brought in by one 2-D bulk tensor copy (TMA, sm_90)
+//                   completing on an mbarrier, instead of each thread's cp.async copies
+//   (-lines, -split, -tma and -pf: float and double R = 3 and 5, 16-byte images; elsewhere
+//   aligned. They combine in this order, also with <N>: aligned64-lines-split-pf,
+//   aligned64-tma-pf; -tma ignores -lines and -split.)
 // These are compiled for R <= kConvAlignedMaxFilter; larger R runs the vector-padded kernel.
 // (strip<N>, walk<N>, stripw, walkw and their -wide forms, a block walking down its column
 // strip, measured slower in three device calls and were removed: backends/cuda/NOTES.md.)
@@ -191,6 +195,7 @@ struct ConvOptChoice {
   bool split = false;   // aligned-split
   bool lines = false;   // aligned-lines
   bool prefetch = false;  // aligned-pf
+  bool tma = false;       // aligned-tma
 };
 ConvOptChoice conv2d_opt_choice(const DeviceProps& d);
 // What an unset TILEKIT_CONV_OPT means on NVIDIA devices with cp.async: the measured best.
