@@ -13,6 +13,8 @@ B=${1:?BUILD_DIR}
 O=${2:?OUT_DIR}
 mkdir -p "$O"
 export PATH=/usr/local/cuda/bin:$PATH
+# The dependencies the device call carries (as bench/device/r3/stage.sh sets them).
+export LD_LIBRARY_PATH=$PWD/.device/deps/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 T=$B/tilekit
 t0=$(date +%s)
 budget=${CONV_BUDGET_S:-85}
