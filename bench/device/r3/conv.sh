@@ -38,20 +38,21 @@ git log --oneline -1 >"$O/commit.txt" 2>&1
 
 # 1. Conformance of cuda conv2d (optimized; the tiled rows as a control) under each option.
 tests="*Conformance.Conv2d*/cuda_*:*Conformance.RepeatedRuns*/cuda_optimized*:TileChoiceDevices.ConvOptimized*"
-for o in ${CONV_TEST_OPTS:-aligned aligned-lines aligned-split-pf aligned64-lines-split aligned128}; do
+for o in ${CONV_TEST_OPTS:-aligned aligned-lines aligned-split-pf aligned-tma aligned64-lines-split aligned128-tma}; do
   step "tests-$o" 15 env TILEKIT_CONV_OPT=$o "$B/tests/tilekit_tests" --gtest_filter="$tests" --gtest_brief=1
   grep -E "PASSED|FAILED" "$O/tests-$o.txt" | head -3 >>"$O/summary.txt"
 done
 
 # 2. compute-sanitizer on what is new: the split kernel (two cp.async groups, a named barrier)
-#    with the line-ordered window copy and the L2 prefetch, on partial tiles, float and double.
+#    with the line-ordered window copy and the L2 prefetch; the TMA kernel (bulk tensor copy,
+#    mbarrier); partial tiles, float and double.
 san() {  # san TOOL OPT DTYPE M N K
   step "san-$1-$2-$3-$4x$5-r$6" 20 env TILEKIT_CONV_OPT=$2 compute-sanitizer --tool "$1" --error-exitcode 9 \
     "$T" run conv2d --backend cuda --variant optimized --dtype "$3" --m "$4" --n "$5" --k "$6" --reps 1
 }
 for tool in memcheck racecheck; do
   san $tool aligned-lines-split-pf float 300 260 5
-  san $tool aligned-lines-split-pf double 517 132 3
+  san $tool aligned-tma-pf double 517 132 3
 done
 grep -hE "ERROR SUMMARY|RACECHECK SUMMARY" "$O"/san-*.txt >>"$O/summary.txt" 2>/dev/null
 
@@ -101,8 +102,8 @@ cmpk() {  # cmpk K OPT
   step "compare-k$1-$2" 20 env TILEKIT_CONV_OPT=$2 "$T" compare conv2d --backends cuda --size 8192 --k $1 \
     --json "$O/compare-k$1-$2.json"
 }
-for o in ${CONV_OPTS5:-aligned aligned-lines aligned-pf aligned64 aligned-split}; do cmpk 5 $o; done
-for o in ${CONV_OPTS5B:-aligned-lines-pf aligned64-lines aligned-lines-split aligned128}; do cmpk 5 $o; done
+for o in ${CONV_OPTS5:-aligned aligned-lines aligned-pf aligned-tma aligned64 aligned-split}; do cmpk 5 $o; done
+for o in ${CONV_OPTS5B:-aligned-lines-pf aligned-tma-pf aligned64-lines aligned-lines-split aligned128}; do cmpk 5 $o; done
 ratios
 best=$(cat "$O/best.txt" 2>/dev/null || echo aligned)
 for o in $(echo aligned "$best" | tr ' ' '\n' | awk '!seen[$0]++'); do cmpk 3 $o; done
