@@ -38,12 +38,12 @@ const void* optimized_kernel(int r) {
   }
 }
 
-// The TILEKIT_CONV_OPT kernels, compiled for R <= kConvStripMaxFilter: the one-tile kernel
-// with sector-aligned rows, and the strip kernel (16-byte vector images only).
+// The TILEKIT_CONV_OPT kernels, compiled for R <= kConvAlignedMaxFilter: the one-tile kernel
+// with sector-aligned rows.
 template <class T, bool kVec>
 const void* aligned_kernel(int r) {
   constexpr int kRows = kConvRowsPerThread, PU = 32 / int(sizeof(T));
-  static_assert(kConvStripMaxFilter == 9, "update the list below");
+  static_assert(kConvAlignedMaxFilter == 9, "update the list below");
   switch (r) {
     case 1: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 1, kRows, kVec, PU>);
     case 3: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 3, kRows, kVec, PU>);
@@ -85,44 +85,6 @@ bool opt_kernel_applies(int r, const LaunchPlan& pl) {
   return (r == 3 || r == 5) && (pl.conv_split || pl.conv_lines || pl.conv_prefetch > 0);
 }
 
-template <class T, int TC, int kWindows>
-const void* strip_kernel_of(int r) {
-  constexpr int kRows = kConvRowsPerThread;
-  switch (r) {
-    case 1: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 1, kRows, TC, kWindows>);
-    case 3: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 3, kRows, TC, kWindows>);
-    case 5: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 5, kRows, TC, kWindows>);
-    case 7: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 7, kRows, TC, kWindows>);
-    case 9: return reinterpret_cast<const void*>(&conv2d_strip_kernel<T, 9, kRows, TC, kWindows>);
-    default: return nullptr;
-  }
-}
-
-template <class T>
-const void* strip_kernel(int r, const LaunchPlan& pl) {
-  if (pl.tile.cols == kConvWideCols)
-    return pl.conv_windows == 2 ? strip_kernel_of<T, kConvWideCols, 2>(r) : strip_kernel_of<T, kConvWideCols, 1>(r);
-  return pl.conv_windows == 2 ? strip_kernel_of<T, kConvOptimizedCols, 2>(r)
-                              : strip_kernel_of<T, kConvOptimizedCols, 1>(r);
-}
-
-// The one-tile kernel's launch where the plan chose the strip kernel but the images do not
-// allow 16-byte vectors: the plan's rows, the compiled 128 columns, one sector-aligned window.
-template <class T>
-LaunchPlan one_tile_plan(const LaunchPlan& pl, int r) {
-  constexpr int vec = 16 / int(sizeof(T)), sector = 32 / int(sizeof(T));
-  LaunchPlan o = pl;
-  o.tile.cols = kConvOptimizedCols;
-  o.block_x = kConvOptimizedCols / vec;
-  o.block_y = std::max(1, std::min(o.tile.rows / kConvRowsPerThread, 256 / o.block_x));
-  o.smem_bytes = o.dynamic_smem_bytes = std::size_t(o.tile.rows + r - 1) *
-                                        std::size_t(kConvOptimizedCols + 2 * ((r / 2 + sector - 1) / sector * sector)) *
-                                        sizeof(T);
-  o.needs_optin = pl.needs_optin;  // never more than the strip kernel's windows
-  o.conv_steps = 0;
-  o.conv_pad_unit = sector;
-  return o;
-}
 #if !defined(__HIPCC__)
 // aligned-tma: float and double R = 3 and 5.
 template <class T>
@@ -196,15 +158,8 @@ void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& pl, gpuS
     copy_filter(a.filter, a.r, s);
     int tx = ceil_div(c.w, pl.tile.cols), ty = ceil_div(c.h, pl.tile.rows), tile_rows = pl.tile.rows;
     const bool vec = vectorizable(c) && vectorizable_out(c);
-    if (pl.conv_steps > 0 && vec) {
-      int steps = pl.conv_steps;
-      void* args[] = {&c, &tile_rows, &tx, &steps};
-      launch_kernel(strip_kernel<T>(c.r, pl), pl, tx * ceil_div(ty, steps), args, s, "conv2d_strip_kernel");
-      return;
-    }
-    if (pl.conv_steps > 0 || pl.conv_pad_unit == 32 / int(sizeof(T))) {
-      const LaunchPlan o = pl.conv_steps > 0 ? one_tile_plan<T>(pl, c.r) : pl;
-      tx = ceil_div(c.w, o.tile.cols);
+    if (pl.conv_pad_unit == 32 / int(sizeof(T))) {
+      const LaunchPlan& o = pl;
 #if !defined(__HIPCC__)
       if (CUtensorMap map; o.conv_tma && vec && tma_kernel<T>(c.r) &&
                            encode_window_map(map, c, tile_rows, o.tile.cols)) {
@@ -241,7 +196,6 @@ const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan& pl) {
       return f ? reinterpret_cast<const void*>(&conv2d_naive_kernel<float>)
                : reinterpret_cast<const void*>(&conv2d_naive_kernel<double>);
     case Variant::optimized:
-      if (pl.conv_steps > 0) return f ? strip_kernel<float>(r, pl) : strip_kernel<double>(r, pl);
 #if !defined(__HIPCC__)
       if (pl.conv_pad_unit == (f ? 8 : 4) && pl.conv_tma && (r == 3 || r == 5))
         return f ? tma_kernel<float>(r) : tma_kernel<double>(r);

@@ -242,8 +242,7 @@ ConvOptChoice conv2d_opt_choice(const DeviceProps& d) {
   // (AMD, not measured) the one-tile kernel with vector-padded rows.
   std::string v = e && *e ? std::string(e) : d.async_copy ? std::string(kConvOptDefault) : std::string("tile");
   const std::string bad = "TILEKIT_CONV_OPT='" + v +
-                          "': expected tile, aligned, aligned-occ, aligned[<N>][-lines][-split][-tma][-pf] (N a multiple of 8), strip<N>, "
-                          "stripw, walk<N>, walkw, the last four optionally followed by -wide";
+                          "': expected tile, aligned, aligned-occ or aligned[<N>][-lines][-split][-tma][-pf] (N a multiple of 8)";
   if (v == "tile") return c;
   c.aligned = true;
   if (v == "aligned") return c;
@@ -251,43 +250,20 @@ ConvOptChoice conv2d_opt_choice(const DeviceProps& d) {
     c.capped = true;
     return c;
   }
-  if (v.rfind("aligned", 0) == 0) {  // aligned[<N>][-lines][-split][-tma][-pf]
-    std::string n = v.substr(7);
-    for (auto [suffix, flag] :
-         {std::pair<std::string, bool*>{"-pf", &c.prefetch}, {"-tma", &c.tma}, {"-split", &c.split}, {"-lines", &c.lines}})
-      if (n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) {
-        *flag = true;
-        n.resize(n.size() - suffix.size());
-      }
-    if (!n.empty()) {
-      if (n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos) throw Error(bad);
-      c.rows = std::stoi(n);
-      if (c.rows < kConvRowsPerThread || c.rows % kConvRowsPerThread != 0) throw Error(bad);
+  if (v.rfind("aligned", 0) != 0) throw Error(bad);
+  // aligned[<N>][-lines][-split][-tma][-pf]
+  std::string n = v.substr(7);
+  for (auto [suffix, flag] :
+       {std::pair<std::string, bool*>{"-pf", &c.prefetch}, {"-tma", &c.tma}, {"-split", &c.split}, {"-lines", &c.lines}})
+    if (n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      *flag = true;
+      n.resize(n.size() - suffix.size());
     }
-    return c;
+  if (!n.empty()) {
+    if (n.size() > 3 || n.find_first_not_of("0123456789") != std::string::npos) throw Error(bad);
+    c.rows = std::stoi(n);
+    if (c.rows < kConvRowsPerThread || c.rows % kConvRowsPerThread != 0) throw Error(bad);
   }
-  for (const std::string suffix : {"-aligned", "-wide"})  // (-aligned: the strip kernels always are)
-    if (v.size() > suffix.size() && v.compare(v.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      c.wide = suffix == "-wide";
-      v.resize(v.size() - suffix.size());
-      break;
-    }
-  if (v.rfind("strip", 0) == 0) {
-    c.windows = 2;
-    v = v.substr(5);
-  } else if (v.rfind("walk", 0) == 0) {
-    c.windows = 1;
-    v = v.substr(4);
-  } else {
-    throw Error(bad);
-  }
-  if (v == "w") {
-    c.steps = -1;
-    return c;
-  }
-  if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos) throw Error(bad);
-  c.steps = std::stoi(v);
-  if (c.steps < 1) throw Error(bad);
   return c;
 }
 
@@ -511,12 +487,8 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         };
         // TILEKIT_CONV_OPT, for the kernels it selects (float and double, R <= 9, unrolled).
         const ConvOptChoice oc =
-            opt && unrolled && p.k <= kConvStripMaxFilter ? conv2d_opt_choice(d) : ConvOptChoice{};
-        // The library re-plans every call with the tile resolve_tile reported; under ...-wide
-        // that is the 16 x 256 tile, which means the same plan as the automatic one.
-        const bool wide = oc.aligned && oc.wide && oc.steps != 0;
-        const bool wide_again = wide && req.rows == kConvWideRows && req.cols == kConvWideCols && req.depth == 0;
-        TileConfig t = wide_again ? TileConfig{} : req;
+            opt && unrolled && p.k <= kConvAlignedMaxFilter ? conv2d_opt_choice(d) : ConvOptChoice{};
+        TileConfig t = req;
         if (t.is_auto() && opt) {
           // Its automatic tile, shortened while the window does not fit the default shared
           // memory per block (large filters; R > 15 runs the tiled kernel's window), and once
@@ -605,62 +577,37 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                            : std::string()) +
                       ", tile layer" + (d.async_copy ? ", asynchronous loads" : "") + ">";
         if (oc.aligned) {
-          // TILEKIT_CONV_OPT (conv2d.cuh): rows padded to 32-byte sectors; with steps, the strip
-          // kernel walking down a column strip with one window or two alternating.
+          // TILEKIT_CONV_OPT (conv2d.cuh): rows padded to 32-byte sectors, on the automatic tile
+          // or (aligned<N>) an N x 128 one; an explicit tile keeps its shape (the library passes
+          // the resolved tile back on every call: the same plan).
           const int unit = 32 / int(e);
           const int pad = (int(p.k) / 2 + unit - 1) / unit * unit;
-          // The wide tile: 16 rows (the vertical halo is read once per strip, so short tiles
-          // cost little) of 256 columns, at most 256 threads.
           TileConfig st = t;
-          int sbx = bx, sby = by;
-          if (wide && (req.is_auto() || wide_again)) {
-            st = TileConfig{kConvWideRows, kConvWideCols, 0};
-            sbx = optimized_block_x(st);
-            sby = optimized_block_y(st);
-          } else if (oc.rows != 0 && req.is_auto()) {
-            st = TileConfig{oc.rows, kConvOptimizedCols, 0};
-            sbx = optimized_block_x(st);
-            sby = optimized_block_y(st);
-          }
-          const long long tiles_y = (p.m + st.rows - 1) / st.rows, tiles_x = (p.n + st.cols - 1) / st.cols;
-          auto smem = [&](int steps) {
-            return std::size_t(steps > 1 ? oc.windows : 1) * std::size_t(st.rows + p.k - 1) *
-                   std::size_t(st.cols + 2 * pad) * e;
-          };
-          long long steps = oc.steps;
-          if (steps < 0) {
-            // One wave: as many column-strip segments as resident blocks.
-            const Occupancy o = estimate_occupancy(d, sbx * sby, smem(2), regs_of(p.op, v, p.dtype, st));
-            const long long slots = std::max(1LL, (long long)d.sm_count * std::max(1, o.blocks_per_sm));
-            const long long segs = std::max(1LL, slots / std::max(1LL, tiles_x));
-            steps = (tiles_y + segs - 1) / segs;
-          }
-          if (steps != 0) steps = std::max(1LL, std::min(steps, std::max(1LL, tiles_y)));
-          if (smem(int(steps)) <= optin_limit(d)) {
+          if (oc.rows != 0 && req.is_auto()) st = TileConfig{oc.rows, kConvOptimizedCols, 0};
+          const int sbx = optimized_block_x(st), sby = optimized_block_y(st);
+          const std::size_t smem = std::size_t(st.rows + p.k - 1) * std::size_t(st.cols + 2 * pad) * e;
+          if (smem <= optin_limit(d)) {
             pl.tile = st;
             pl.block_x = sbx;
             pl.block_y = sby;
             pl.outputs_per_thread = (st.rows + sby - 1) / sby * ((st.cols + sbx - 1) / sbx);
-            pl.conv_steps = int(steps);
-            pl.conv_windows = steps > 1 ? oc.windows : 1;
             pl.conv_pad_unit = unit;
             pl.conv_capped = oc.capped;
-            pl.conv_split = oc.split && steps == 0;
-            pl.conv_lines = oc.lines && steps == 0;
-            pl.conv_prefetch = oc.prefetch && steps == 0 && d.async_copy && d.cc_major >= 9 ? 1 : 0;  // sm_90; distance below
-            pl.conv_tma = oc.tma && steps == 0 && d.async_copy && d.cc_major >= 9;
-            pl.smem_bytes = pl.dynamic_smem_bytes = smem(int(steps));
+            pl.conv_split = oc.split;
+            pl.conv_lines = oc.lines;
+            pl.conv_prefetch = oc.prefetch && d.async_copy && d.cc_major >= 9 ? 1 : 0;  // sm_90; distance below
+            pl.conv_tma = oc.tma && d.async_copy && d.cc_major >= 9;
+            pl.smem_bytes = pl.dynamic_smem_bytes = smem;
             pl.kernel = "conv2d_optimized<" + dt + ", R=" + std::to_string(p.k) + " unrolled, " + std::to_string(per) +
-                        " rows x " + std::to_string(16 / e) + " columns per thread, " +
-                        (steps > 0 ? "walking " + std::to_string(steps) + " tiles down a column strip with " +
-                                         std::to_string(pl.conv_windows) + " window(s), "
-                                   : std::string()) +
-                        "rows padded to 32-byte sectors" + (oc.capped ? ", registers capped" : "") +
+                        " rows x " + std::to_string(16 / e) + " columns per thread, rows padded to 32-byte sectors" +
+                        (oc.capped ? ", registers capped" : "") +
                         (pl.conv_lines ? ", window copied line by line" : "") +
                         (pl.conv_split ? ", window in two cp.async groups" : "") +
                         (pl.conv_tma ? ", window by one bulk tensor copy (TMA)" : "") +
                         (pl.conv_prefetch ? ", next wave's rows prefetched to L2" : "") +
-                        (st.rows != kConvOptimizedRows || st.cols != kConvOptimizedCols ? ", " + st.str() + " tile" : std::string()) + ">";
+                        (st.rows != kConvOptimizedRows || st.cols != kConvOptimizedCols ? ", " + st.str() + " tile"
+                                                                                        : std::string()) +
+                        ">";
           }
         }
       }

@@ -72,10 +72,7 @@ struct LaunchPlan {
   int dmma = 0;                    // double gemm optimized on the tensor cores: 884 (mma.sync m8n8k4),
                                    // 16816 (m16n8k16, sm_90); 0: the SIMT kernel
   int sgemm = 0;                   // float gemm optimized: index into kSgemmVariants (0: gemm.cuh's kernel)
-  int conv_steps = 0;              // conv2d optimized: tiles a block walks down its column strip
-                                   // (conv2d_strip_kernel); 0: the one-tile kernel
-  int conv_pad_unit = 0;           // ... its rows' padding unit in elements: 0 (a vector) or a sector
-  int conv_windows = 1;            // ... and its windows in shared memory (2: the next in flight)
+  int conv_pad_unit = 0;           // conv2d optimized: its rows' padding unit in elements: 0 (a vector) or a sector
   bool conv_capped = false;        // ... aligned-occ: registers capped for 10 blocks/SM (float R = 3, 5)
   bool conv_split = false;         // ... aligned-split: the window loaded as two cp.async groups
   bool conv_lines = false;         // ... aligned-lines: the window copied whole 128-byte lines first
@@ -197,12 +194,6 @@ constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_
 //   tile            the one-tile kernel, window rows padded to 16-byte vectors
 //   aligned         the one-tile kernel, window rows padded to 32-byte sectors each side
 //   aligned-occ     the same, registers capped at 48 (launch bounds) for float R = 3 and 5
-//   strip<N>        aligned, and a block walks down N tiles of its column strip keeping the R - 1
-//                   halo rows in shared memory, the next tile's rows in flight in a second window
-//   walk<N>         the same with one window (the next rows loaded after the compute)
-//   stripw, walkw   as many tiles as make the grid one wave of resident blocks
-//   ...-wide        (strip and walk) on a 16 x kConvWideCols tile (the automatic tile; passed
-//                   back explicitly, as the library does with every resolved tile, the same plan)
 //   aligned<N>      aligned on an N x 128 tile instead of the automatic 32 x 128 (N a multiple of
 //                   8: taller tiles re-read fewer halo rows; the automatic tile only)
 //   aligned-split   aligned, the window loaded as two cp.async groups: the upper half of the
@@ -216,13 +207,11 @@ constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_
 //   (-lines, -split, -tma and -pf: float and double R = 3 and 5, 16-byte images; elsewhere
 //   aligned. They combine in this order, also with <N>: aligned64-lines-split-pf,
 //   aligned64-tma-pf; -tma ignores -lines and -split.)
-// These are compiled for R <= kConvStripMaxFilter; larger R runs the one-tile kernel. The strip
-// kernel takes images that allow 16-byte vectors; others run the aligned one-tile kernel.
+// These are compiled for R <= kConvAlignedMaxFilter; larger R runs the vector-padded kernel.
+// (strip<N>, walk<N>, stripw, walkw and their -wide forms, a block walking down its column
+// strip, measured slower in three device calls and were removed: backends/cuda/NOTES.md.)
 struct ConvOptChoice {
-  int steps = 0;        // 0: one tile a block; -1: one wave (the plan works it out)
   bool aligned = false;
-  bool wide = false;
-  int windows = 1;
   bool capped = false;
   int rows = 0;         // aligned<N>: the tile's rows (0: the automatic tile's)
   bool split = false;   // aligned-split
@@ -233,8 +222,7 @@ struct ConvOptChoice {
 ConvOptChoice conv2d_opt_choice(const DeviceProps& d);
 // What an unset TILEKIT_CONV_OPT means on NVIDIA devices with cp.async: the measured best.
 inline constexpr const char* kConvOptDefault = "aligned-lines";  // NOTES.md, round 4: 89% of memcpy at R = 5
-inline constexpr int kConvStripMaxFilter = 9;
-inline constexpr int kConvWideCols = 256, kConvWideRows = 16;
+inline constexpr int kConvAlignedMaxFilter = 9;
 constexpr int conv2d_optimized_pad(int r, int elem_bytes) {
   return (r / 2 + 16 / elem_bytes - 1) / (16 / elem_bytes) * (16 / elem_bytes);
 }

@@ -38,7 +38,7 @@ git log --oneline -1 >"$O/commit.txt" 2>&1
 
 # 1. Conformance of cuda conv2d (optimized; the tiled rows as a control) under each option.
 tests="*Conformance.Conv2d*/cuda_*:*Conformance.RepeatedRuns*/cuda_optimized*:TileChoiceDevices.ConvOptimized*"
-for o in ${CONV_TEST_OPTS:-aligned aligned-lines aligned-split-pf aligned-tma aligned64-lines-split aligned128-tma walk8-wide strip3-wide}; do
+for o in ${CONV_TEST_OPTS:-aligned aligned-lines aligned-split-pf aligned-tma aligned64-lines-split aligned128-tma}; do
   step "tests-$o" 15 env TILEKIT_CONV_OPT=$o "$B/tests/tilekit_tests" --gtest_filter="$tests" --gtest_brief=1
   grep -E "PASSED|FAILED" "$O/tests-$o.txt" | head -3 >>"$O/summary.txt"
 done
@@ -102,7 +102,7 @@ cmpk() {  # cmpk K OPT
   step "compare-k$1-$2" 20 env TILEKIT_CONV_OPT=$2 "$T" compare conv2d --backends cuda --size 8192 --k $1 \
     --json "$O/compare-k$1-$2.json"
 }
-for o in ${CONV_OPTS5:-aligned aligned-lines aligned-pf aligned-tma aligned64 walk8-wide strip8-wide aligned-split}; do cmpk 5 $o; done
+for o in ${CONV_OPTS5:-aligned aligned-lines aligned-pf aligned-tma aligned64 aligned-split}; do cmpk 5 $o; done
 for o in ${CONV_OPTS5B:-aligned-lines-pf aligned-tma-pf aligned64-lines aligned-lines-split aligned128}; do cmpk 5 $o; done
 ratios
 best=$(cat "$O/best.txt" 2>/dev/null || echo aligned)
