@@ -219,10 +219,18 @@ struct Taps {
 // __launch_bounds__(256)). Unbounded, ptxas gives this kernel 64 registers in float at R = 5
 // where the cuda kernel has 48 (10 resident teams of 128 threads there, 8 here); with MinB = 5
 // it fits 48 with no spills (conv_min_blocks).
-template <class T, int R, bool kVec, ConvLoad kLoad, ConvFilter kFilter, int MinB = 0>
+// PU: the unit the window's rows are padded to each side, in elements: a 16-byte vector, or a
+// 32-byte sector (the cuda kernel's `aligned`: the window's first column is then a sector
+// boundary, so the rows' L2 requests are whole sectors). kLines (the cuda kernel's `-lines`,
+// with the asynchronous copies only): a row's tile columns are copied first, TC / CW vectors (one
+// warp instruction of whole 128-byte lines in float), then its padding columns, instead of
+// row-major through the padded row, whose warp boundaries fall inside lines.
+template <class T, int R, bool kVec, ConvLoad kLoad, ConvFilter kFilter, int MinB = 0, int PU = Pack<T>::W,
+          bool kLines = false>
 struct ConvBlock {
   static constexpr int CW = Pack<T>::W, TC = 128, HALF = R / 2, ROWS = 8, BX = TC / CW;
-  static constexpr int P = (HALF + CW - 1) / CW * CW, SW = TC + 2 * P, NV = SW / CW;
+  static constexpr int P = (HALF + PU - 1) / PU * PU, SW = TC + 2 * P, NV = SW / CW;
+  static_assert(PU % CW == 0, "rows padded to whole vectors");
   static constexpr int OFF = (P - HALF) % CW, NVR = (OFF + CW + R - 1 + CW - 1) / CW;
   static constexpr int kBatch = 8;  // window vectors per thread in flight (load = regs)
   static constexpr bool kConst = kFilter == ConvFilter::constant;
@@ -245,12 +253,27 @@ struct ConvBlock {
 #if defined(__CUDA_ARCH__) && defined(KOKKOS_ENABLE_CUDA)
       if constexpr (kLoad == ConvLoad::async) {
         auto* vt = reinterpret_cast<tile::detail::Bytes16*>(tile);
-        TILEKIT_UNROLL_4
-        for (int q = rank; q < n; q += nt) {
-          const int y = q / NV, gy = i0 + y - HALF, gx = j0 - P + (q - y * NV) * CW;
+        auto copy = [&](int y, int v) {  // vector v of window row y
+          const int gy = i0 + y - HALF, gx = j0 - P + v * CW;
           const bool ok = unsigned(gy) < unsigned(a.h) && unsigned(gx) < unsigned(a.w);
-          tile::detail::copy_async(vt + q,
+          tile::detail::copy_async(vt + y * NV + v,
                                    reinterpret_cast<const tile::detail::Bytes16*>(ok ? a.in + gy * a.ld_in + gx : a.in), ok);
+        };
+        if constexpr (kLines) {
+          constexpr int NI = TC / CW, NE = 2 * P / CW;
+          const int rows = tr + R - 1;
+          TILEKIT_UNROLL_4
+          for (int q = rank; q < rows * NI; q += nt) copy(q / NI, P / CW + q % NI);
+          for (int q = rank; q < rows * NE; q += nt) {
+            const int e = q % NE;
+            copy(q / NE, e < NE / 2 ? e : NI + e);
+          }
+        } else {
+          TILEKIT_UNROLL_4
+          for (int q = rank; q < n; q += nt) {
+            const int y = q / NV;
+            copy(y, q - y * NV);
+          }
         }
         tile::detail::copy_async_wait_all();
       } else
@@ -379,6 +402,19 @@ inline ConvFilter conv_filter(int r) {
   return env_choice("TILEKIT_KOKKOS_CONV_FILTER", {{"regs", ConvFilter::regs}, {"constant", ConvFilter::constant}},
                     r >= 5 ? ConvFilter::constant : ConvFilter::regs);
 }
+// The window's layout (TILEKIT_KOKKOS_CONV_WINDOW; Kokkos::Cuda, R = 3 and 5, vector images):
+// vector (rows padded to 16-byte vectors, copied row-major), aligned (padded to 32-byte sectors),
+// lines (sectors, each row's tile columns copied first: the cuda backend's default, aligned-lines).
+// aligned and lines run with the asynchronous copies and the filter in constant memory.
+enum class ConvWindow { vector, aligned, lines };
+inline constexpr ConvWindow kConvWindowDefault = ConvWindow::vector;
+inline ConvWindow conv_window(int r) {
+  if (!exec_is_cuda()) return ConvWindow::vector;
+  const ConvWindow w = env_choice("TILEKIT_KOKKOS_CONV_WINDOW",
+                                  {{"vector", ConvWindow::vector}, {"aligned", ConvWindow::aligned}, {"lines", ConvWindow::lines}},
+                                  kConvWindowDefault);
+  return r == 3 || r == 5 ? w : ConvWindow::vector;
+}
 // Whether the optimized call runs ConvBlock: compiled filter sizes, the compiled width, whole
 // strips of rows.
 inline bool runs_block(const TileConfig& t, int r) {
@@ -393,7 +429,8 @@ bool block_vectorizable(const Conv2dArgs<T>& a) {
 }
 template <class T>
 std::size_t block_scratch(int r, int tr) {
-  constexpr int cw = Pack<T>::W;
+  // The sector-padded windows' rows where one runs (images that allow vectors: the most it takes).
+  const int cw = conv_window(r) == ConvWindow::vector ? Pack<T>::W : 32 / int(sizeof(T));
   const int pad = (r / 2 + cw - 1) / cw * cw;
   return kScratchAlign + align_up(sizeof(T) * std::size_t(tr + r - 1) * std::size_t(kBlockCols + 2 * pad));
 }
@@ -414,29 +451,32 @@ inline ConvBounds conv_bounds() {
                     ConvBounds::none);
 }
 
-template <class T, int R, bool kVec, ConvLoad L, ConvFilter F, int MinB>
-void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
-  using K = ConvBlock<T, R, kVec, L, F, MinB>;
+template <class T, int R, bool kVec, ConvLoad L, ConvFilter F, int MinB, int PU, bool kLines>
+void launch_block_kernel(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
+  using K = ConvBlock<T, R, kVec, L, F, MinB, PU, kLines>;
   typename K::Policy p(league, K::team_size(t.rows));
   p.set_scratch_size(0, Kokkos::PerTeam(K::scratch_bytes(t.rows)));
   Kokkos::parallel_for("tilekit::kokkos::conv2d_optimized_block", p, K{ConvView<T>(args), t.rows, tiles(args.w, t.cols)});
 }
-template <class T, int R, bool kVec, ConvLoad L, ConvFilter F>
+template <class T, int R, bool kVec, ConvLoad L, ConvFilter F, int PU = Pack<T>::W, bool kLines = false>
 void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
   if (exec_is_cuda() && conv_bounds() == ConvBounds::occ)
-    return launch_block<T, R, kVec, L, F, conv_min_blocks<T, R>()>(args, t, league);
-  launch_block<T, R, kVec, L, F, 0>(args, t, league);
+    return launch_block_kernel<T, R, kVec, L, F, conv_min_blocks<T, R>(), PU, kLines>(args, t, league);
+  launch_block_kernel<T, R, kVec, L, F, 0, PU, kLines>(args, t, league);
 }
 
-// Filters 3 and 5 (the measured ones) get every load x filter x bounds combination; 1 and 7 the
-// portable pair and cuda's pair.
+// Filters 3 and 5 (the measured ones) get every load x filter x bounds combination, and the
+// sector-padded windows (with the asynchronous copies and the filter in constant memory, the cuda
+// kernel's pair); 1 and 7 the portable pair and cuda's pair.
 template <class T, int R>
 void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
-  if (!block_vectorizable(args)) return launch_block<T, R, false, ConvLoad::regs, ConvFilter::regs, 0>(args, t, league);
+  if (!block_vectorizable(args)) return launch_block<T, R, false, ConvLoad::regs, ConvFilter::regs>(args, t, league);
 #if defined(KOKKOS_ENABLE_CUDA)
   if (exec_is_cuda()) {
     bool async = conv_load(R) == ConvLoad::async, constant = conv_filter(R) == ConvFilter::constant;
+    const ConvWindow win = conv_window(R);
     if (R == 1 || R == 7) async = constant = async || constant;
+    if (win != ConvWindow::vector) async = constant = true;
     if (constant) {
       const std::size_t bytes = std::size_t(R) * R * sizeof(T);
       const cudaError_t e = sizeof(T) == 4 ? cudaMemcpyToSymbolAsync(conv_const_f32, args.filter, bytes, 0,
@@ -444,6 +484,13 @@ void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
                                            : cudaMemcpyToSymbolAsync(conv_const_f64, args.filter, bytes, 0,
                                                                      cudaMemcpyDeviceToDevice, Exec().cuda_stream());
       if (e != cudaSuccess) throw Error(std::string("kokkos conv2d: filter to constant memory: ") + cudaGetErrorString(e));
+    }
+    if constexpr (R == 3 || R == 5) {
+      constexpr int kSector = 32 / int(sizeof(T));
+      if (win == ConvWindow::aligned)
+        return launch_block<T, R, true, ConvLoad::async, ConvFilter::constant, kSector, false>(args, t, league);
+      if (win == ConvWindow::lines)
+        return launch_block<T, R, true, ConvLoad::async, ConvFilter::constant, kSector, true>(args, t, league);
     }
     if (async && constant) return launch_block<T, R, true, ConvLoad::async, ConvFilter::constant>(args, t, league);
     if constexpr (R == 3 || R == 5) {
@@ -522,8 +569,12 @@ Launch plan(Variant v, const Problem& p, const TileConfig& t) {
     bool async = exec_is_cuda() && conv_load(int(p.k)) == ConvLoad::async;
     bool constant = exec_is_cuda() && conv_filter(int(p.k)) == ConvFilter::constant;
     if (p.k == 1 || p.k == 7) async = constant = async || constant;  // as launch_block
-    l.kernel = "the cuda backend's kernel: window rows padded to 16-byte vectors, 8 rows x one 16-byte vector of "
-               "columns per thread, filter in " +
+    const ConvWindow win = conv_window(int(p.k));
+    if (win != ConvWindow::vector) async = constant = true;  // as launch_block
+    l.kernel = std::string("the cuda backend's kernel: window rows padded to ") +
+               (win == ConvWindow::vector ? "16-byte vectors" : "32-byte sectors") +
+               (win == ConvWindow::lines ? " (tile columns copied first)" : "") +
+               ", 8 rows x one 16-byte vector of columns per thread, filter in " +
                std::string(constant ? "CUDA constant memory" : "registers") + ", window loaded by " +
                (async ? "16-byte cp.async" : "16-byte loads through registers") +
                (exec_is_cuda() && conv_bounds() == ConvBounds::occ ? ", registers bounded to the cuda kernel's residency"
