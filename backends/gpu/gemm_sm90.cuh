@@ -33,7 +33,7 @@ namespace sgemm {
 
 constexpr int kPadA = 4;  // floats of padding per k-row of A's shared tile (conflict-free stores)
 // Shared bytes of one block; tile_choice.hpp's sgemm_smem_bytes computes the same for the plan.
-constexpr int smem_bytes(int bm, int bn, int bk, int stages) { return stages * bk * (bm + kPadA + bn) * int(sizeof(float)); }
+__host__ __device__ constexpr int smem_bytes(int bm, int bn, int bk, int stages) { return stages * bk * (bm + kPadA + bn) * int(sizeof(float)); }
 
 using async_group::copy;  // device_common.cuh: cp.async with zero fill, and without (copy_full)
 using async_group::copy_full;
@@ -41,7 +41,7 @@ using async_group::commit;
 using async_group::wait;
 
 // Threads of a BM x BN block of TM x TN thread tiles (warps of 4 TM x 8 TN).
-constexpr int threads(int bm, int bn, int tm, int tn) { return (bm / (4 * tm)) * (bn / (8 * tn)) * 32; }
+__host__ __device__ constexpr int threads(int bm, int bn, int tm, int tn) { return (bm / (4 * tm)) * (bn / (8 * tn)) * 32; }
 
 }  // namespace sgemm
 
@@ -58,10 +58,15 @@ constexpr int threads(int bm, int bn, int tm, int tn) { return (bm / (4 * tm)) *
 // registers a thread).
 // bvec: B allows 16-byte copies (16-byte aligned base, ldb a multiple of 4; 4-byte copies
 // otherwise); cvec: C allows 16-byte loads and stores. Both are uniform per launch.
-template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS, bool kEarly = false, bool kFast = false,
-          int KU = BK, int AHEAD = 1, bool kZig = false>
-__global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void gemm_sm90_kernel(
-    GemmParams<float> g, int tiles_x, int tiles_y, int bvec, int cvec) {
+//
+// The block's body is gemm_sm90_block: whoever launches it supplies the block's index in the
+// grid, the thread's rank in the block, the shared stages (sgemm::smem_bytes, 16-byte aligned)
+// and the block's barrier. gemm_sm90_kernel below is the cuda backend's launch; the kokkos
+// backend runs the same body in a Kokkos team (team scratch, team_barrier: backends/kokkos/gemm.cpp).
+template <int BM, int BN, int BK, int TM, int TN, int kStages, bool kEarly = false, bool kFast = false, int KU = BK,
+          int AHEAD = 1, bool kZig = false, class Barrier>
+__device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int tiles_x, int tiles_y, int bvec,
+                                                int cvec, int pid, int tid, float* smem, Barrier barrier) {
   using namespace sgemm;
   constexpr int NT = threads(BM, BN, TM, TN);
   constexpr int LR = 4, LC = 8;                // lanes of a warp as 4 x 8
@@ -74,17 +79,14 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
   static_assert(BM % WM == 0 && BN % WN == 0 && NT % 128 == 0, "whole warp tiles, whole 4-warp groups");
   static_assert(TM % 4 == 0 && TN % 4 == 0 && BM % 32 == 0, "thread tiles are whole 4 x 4 quadrants");
   static_assert(BM * BK % NT == 0 && (BK * BN / 4) % NT == 0 && BK % 8 == 0, "tiles must split evenly into copies");
-  extern __shared__ __align__(16) unsigned char gemm_sm90_smem[];
-  float* smem = reinterpret_cast<float*>(gemm_sm90_smem);
-
   // Grouped block order: 8 block-rows walked together share A and B in L2.
   constexpr int kGroup = 8;
-  const int pid = blockIdx.x, per_group = kGroup * tiles_x, first = (pid / per_group) * kGroup;
+  const int per_group = kGroup * tiles_x, first = (pid / per_group) * kGroup;
   const int gsize = min(tiles_y - first, kGroup);
   const int by = first + (pid % per_group) % gsize, bx = (pid % per_group) / gsize;
   const int m0 = by * BM, n0 = bx * BN;
 
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int lane = tid & 31, warp = tid >> 5;
   const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
   const int tr = lane / LC, tc = lane % LC;
 
@@ -215,7 +217,7 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
   Frags early;  // kEarly: the fragments live across steps
   if constexpr (kEarly) {
     wait<kStages - 2>();
-    __syncthreads();
+    barrier();
     if (steps > 0) fetch_first(early, 0);
   }
   for (int t = 0; t < steps; ++t) {
@@ -223,7 +225,7 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
     Frags& fr = kEarly ? early : local;
     if constexpr (!kEarly) {
       wait<kStages - 2>();
-      __syncthreads();
+      barrier();
     }
     if (t + kStages - 1 < steps) load(write, (t + kStages - 1) * BK);
     commit();
@@ -242,7 +244,7 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
           // barrier the stage may be refilled, and the next one's copies are visible.
           if (j == BK) {
             wait<kStages - 2>();
-            __syncthreads();
+            barrier();
           }
           fetch(fr, (u + AHEAD) % NB, next, j - BK);
         }
@@ -283,6 +285,16 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
         }
       }
     }
+}
+
+template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS, bool kEarly = false, bool kFast = false,
+          int KU = BK, int AHEAD = 1, bool kZig = false>
+__global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void gemm_sm90_kernel(
+    GemmParams<float> g, int tiles_x, int tiles_y, int bvec, int cvec) {
+  extern __shared__ __align__(16) unsigned char gemm_sm90_smem[];
+  gemm_sm90_block<BM, BN, BK, TM, TN, kStages, kEarly, kFast, KU, AHEAD, kZig>(
+      g, tiles_x, tiles_y, bvec, cvec, int(blockIdx.x), int(threadIdx.x), reinterpret_cast<float*>(gemm_sm90_smem),
+      [] { __syncthreads(); });
 }
 
 }  // namespace tilekit::gpu

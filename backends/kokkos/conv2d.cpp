@@ -406,8 +406,11 @@ inline ConvFilter conv_filter(int r) {
 // vector (rows padded to 16-byte vectors, copied row-major), aligned (padded to 32-byte sectors),
 // lines (sectors, each row's tile columns copied first: the cuda backend's default, aligned-lines).
 // aligned and lines run with the asynchronous copies and the filter in constant memory.
+// H200, 8192^2 float, against the cuda kernel in the same process (bench/results/h200-kokkos-r6.txt):
+// R = 5 vector 3370 GB/s (0.88 of cuda's), aligned 3781 (0.99), lines 3810 (1.00); R = 3 vector
+// 3502 (0.89), aligned 3878 (0.99), lines 3891 (1.00). So lines is the default.
 enum class ConvWindow { vector, aligned, lines };
-inline constexpr ConvWindow kConvWindowDefault = ConvWindow::vector;
+inline constexpr ConvWindow kConvWindowDefault = ConvWindow::lines;
 inline ConvWindow conv_window(int r) {
   if (!exec_is_cuda()) return ConvWindow::vector;
   const ConvWindow w = env_choice("TILEKIT_KOKKOS_CONV_WINDOW",

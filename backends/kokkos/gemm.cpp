@@ -21,6 +21,9 @@
 #include "kokkos.hpp"
 #include "../portable/gemm_tiled.hpp"
 #include "tilekit/ops.hpp"
+#if defined(KOKKOS_ENABLE_CUDA)
+#include "../gpu/gemm_sm90.cuh"
+#endif
 
 namespace tilekit::kokkos {
 // A named namespace, not an anonymous one: the functors and lambdas here instantiate Kokkos'
@@ -446,6 +449,86 @@ BlockMode block_mode() {
   return mode;
 }
 
+// The float gemm of sm_90 on Kokkos::Cuda: the cuda backend's block (backends/gpu/gemm_sm90.cuh,
+// gemm_sm90_block: cp.async stages, warps of 4 x 8 thread tiles of 16 x 8, the early barrier, the
+// zigzag FFMAs) run by a Kokkos team. Kokkos supplies what the CUDA launch did: the league rank
+// is the block index, the team rank the thread index (vector length 1: a team's threads are
+// numbered along threadIdx.y, so 32 consecutive ranks are a warp), level-0 team scratch the
+// shared stages, team_barrier() the __syncthreads(), LaunchBounds the __launch_bounds__. The body
+// is written once: GemmBlock above, Kokkos' own port of an older form of that kernel, ran at
+// 88% of it (bench/results/h200-kokkos-r6.txt; NOTES.md, session 6).
+//   cub  256 x 128 x 8, one block of 256 threads per SM (the automatic tile while the problem
+//        gives every SM a block; the cuda backend's default, cub3efz)
+//   dual 128 x 128 x 16, two blocks of 128 threads per SM (smaller problems; cuda's dual3efz)
+// TILEKIT_KOKKOS_SGEMM (a measuring knob): sm90 (the default: cub, dual for small problems),
+// cub or dual (that shape at every size, so that the conformance suite's small shapes run it),
+// block (GemmBlock, as before).
+enum class Sm90Shape { cub, dual };
+enum class Sm90Mode { sm90, cub, dual, block };
+inline Sm90Mode sm90_mode() {
+  static const Sm90Mode m = [] {
+    const char* e = std::getenv("TILEKIT_KOKKOS_SGEMM");
+    const std::string v = e ? e : "";
+    if (v.empty() || v == "sm90") return Sm90Mode::sm90;
+    if (v == "cub") return Sm90Mode::cub;
+    if (v == "dual") return Sm90Mode::dual;
+    if (v == "block") return Sm90Mode::block;
+    throw std::invalid_argument("TILEKIT_KOKKOS_SGEMM=" + v + ": expected sm90, cub, dual or block");
+  }();
+  return m;
+}
+#if defined(KOKKOS_ENABLE_CUDA)
+template <int BM, int BN, int BK, int TM, int TN, int kStages, int kMinBlocks>
+struct Sm90Team {
+  static constexpr int NT = gpu::sgemm::threads(BM, BN, TM, TN);
+  using Policy = Kokkos::TeamPolicy<Kokkos::Cuda, Kokkos::LaunchBounds<NT, kMinBlocks>>;
+  gpu::GemmParams<float> g;
+  int tiles_x, tiles_y, bvec, cvec;
+
+  KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
+    return kScratchAlign + std::size_t(gpu::sgemm::smem_bytes(BM, BN, BK, kStages));
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+#if defined(__CUDA_ARCH__)
+    float* smem = ScratchCarver(team, scratch_bytes()).take<float>(scratch_bytes() / sizeof(float));
+    gpu::gemm_sm90_block<BM, BN, BK, TM, TN, kStages, /*early*/ true, /*fast*/ true, BK, /*ahead*/ 1, /*zig*/ true>(
+        g, tiles_x, tiles_y, bvec, cvec, team.league_rank(), team.team_rank(), smem, [&] { team.team_barrier(); });
+#else
+    (void)team;
+#endif
+  }
+};
+using Sm90Cub = Sm90Team<256, 128, 8, 16, 8, 3, 1>;
+using Sm90Dual = Sm90Team<128, 128, 16, 16, 8, 3, 2>;
+#endif
+
+struct CudaFacts {
+  int major = 0, sms = 0;
+};
+inline const CudaFacts& cuda_facts() {
+  static const CudaFacts f = [] {
+    CudaFacts c;
+#if defined(KOKKOS_ENABLE_CUDA) && KOKKOS_VERSION >= 40000
+    if (exec_is_cuda()) {
+      const cudaDeviceProp prop = Kokkos::Cuda().cuda_device_prop();
+      c.major = prop.major;
+      c.sms = prop.multiProcessorCount;
+    }
+#endif
+    return c;
+  }();
+  return f;
+}
+// Whether float gemm tiles of `t`'s shape run the sm_90 block here, and which.
+template <class T>
+bool runs_sm90(const TileConfig& t, Sm90Shape* shape = nullptr) {
+  if (!std::is_same_v<T, float> || !exec_is_cuda() || cuda_facts().major < 9 || sm90_mode() == Sm90Mode::block)
+    return false;
+  const bool cub = t.rows == 256 && t.cols == 128 && t.depth == 8, dual = t.rows == 128 && t.cols == 128 && t.depth == 16;
+  if (shape) *shape = cub ? Sm90Shape::cub : Sm90Shape::dual;
+  return cub || dual;
+}
+
 // Micro-tile of optimized's general kernel (explicit tiles, host spaces): 8 x 8, so that on a
 // host, where a team is one thread, an 8 x 8 tile keeps its 64 accumulators in registers.
 constexpr int kOptR = 8;
@@ -457,7 +540,7 @@ int team_max(const Functor& f, std::size_t scratch) {
 }
 
 // How a tiled/optimized call runs, decided once for describe_launch and for the launch itself.
-enum class Kind { naive, portable, team_persistent, team_shared, block };
+enum class Kind { naive, portable, team_persistent, team_shared, block, sm90 };
 struct Plan {
   Kind kind = Kind::naive;
   int r = 1;  // micro-tile side of the team kernels
@@ -486,6 +569,19 @@ Plan plan(Variant v, const Problem& p, const TileConfig& t) {
                                            " rows of a compiled tile (a team of one thread loops over the lanes)";
     return pl;
   }
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (Sm90Shape shape; v == Variant::optimized && runs_sm90<T>(t, &shape)) {
+    const bool cub = shape == Sm90Shape::cub;
+    pl.kind = Kind::sm90;
+    pl.r = 16;
+    pl.launch.team = cub ? Sm90Cub::NT : Sm90Dual::NT;
+    pl.launch.scratch = cub ? Sm90Cub::scratch_bytes() : Sm90Dual::scratch_bytes();
+    pl.launch.kernel = std::string("the cuda backend's sm_90 block (gemm_sm90_block, ") + (cub ? "cub3efz" : "dual3efz") +
+                       ") in a Kokkos team: 16x8 per thread in registers, 3 cp.async stages in team scratch, "
+                       "team_barrier() between them";
+    return pl;
+  }
+#endif
   if (v == Variant::optimized && t.rows == BlockShape<T>::BM && t.cols == BlockShape<T>::BN &&
       block_depth<T>(t.depth)) {
     auto try_block = [&](auto probe) {
@@ -535,16 +631,24 @@ Plan plan(Variant v, const Problem& p, const TileConfig& t) {
 template <class T>
 std::size_t reserved_bytes(const Plan& pl, const Problem& p, const TileConfig& t) {
   const std::size_t e = sizeof(T);
-  if (pl.kind == Kind::block) return pl.launch.scratch - tile_scratch_bytes(p, t);
+  if (pl.kind == Kind::block || pl.kind == Kind::sm90) return pl.launch.scratch - tile_scratch_bytes(p, t);
   std::size_t r = kScratchAlign + 2 * (kScratchAlign - 1);  // alignment, worst case
   if (pl.kind == Kind::team_shared) r += align_up(e * std::size_t(t.rows) * std::size_t(t.cols));
   return r;
 }
 
 template <class T>
-TileConfig auto_tile(Variant v) {
+TileConfig auto_tile(Variant v, const Problem& p) {
   const std::size_t s = scratch_max(), e = sizeof(T);
   if (v == Variant::optimized) {
+    // sm_90 float: cuBLAS's 256 x 128 block while every SM gets one, else 128 x 128 (as the cuda
+    // backend steps down).
+    const TileConfig cub{256, 128, 8};
+    const TileConfig dual{128, 128, 16};
+    if (runs_sm90<T>(cub)) {
+      if (sm90_mode() != Sm90Mode::sm90) return sm90_mode() == Sm90Mode::cub ? cub : dual;
+      return tiles(p.m, 256) * tiles(p.n, 128) >= cuda_facts().sms ? cub : dual;
+    }
     if (exec_on_gpu()) return {BlockShape<T>::BM, BlockShape<T>::BN, BlockShape<T>::BK};
     // Host: a team is one thread. A 32 x 32 block of C (sixteen 8 x 8 register blocks, their
     // sums kept in a scratch accumulator between K steps) with the deepest K step whose A and B
@@ -582,7 +686,7 @@ using namespace gemm_kernels;
 TileConfig gemm_tile(Variant v, const Problem& p, const TileConfig& requested) {
   auto resolve = [&](auto zero) -> TileConfig {
     using T = decltype(zero);
-    if (requested.is_auto()) return v == Variant::naive ? TileConfig{} : auto_tile<T>(v);
+    if (requested.is_auto()) return v == Variant::naive ? TileConfig{} : auto_tile<T>(v, p);
     const Plan pl = plan<T>(v == Variant::naive ? Variant::tiled : v, p, requested);
     check_team_scratch(p, requested, reserved_bytes<T>(pl, p, requested),
                        pl.kind == Kind::team_shared ? "alignment and the accumulator tile" : "alignment and padding");
@@ -636,6 +740,19 @@ void gemm(Variant v, const GemmArgs<T>& args, const TileConfig& t) {
       if (t.depth == BlockShape<T>::BK) run_depth(std::integral_constant<int, BlockShape<T>::BK>{});
       else if constexpr (BlockShape<T>::AltBK != BlockShape<T>::BK)
         run_depth(std::integral_constant<int, BlockShape<T>::AltBK>{});
+      return;
+    }
+    case Kind::sm90: {
+#if defined(KOKKOS_ENABLE_CUDA)
+      if constexpr (std::is_same_v<T, float>) {
+        auto aligned = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
+        const gpu::GemmParams<float> gp{g.m, g.n, g.k, g.alpha, g.beta, g.a, g.lda, g.b, g.ldb, g.c, g.ldc};
+        const int bvec = aligned(g.b) && g.ldb % 4 == 0, cvec = aligned(g.c) && g.ldc % 4 == 0;
+        if (t.rows == 256)
+          return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub{gp, tiles_n, tiles(args.m, t.rows), bvec, cvec});
+        return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Dual{gp, tiles_n, tiles(args.m, t.rows), bvec, cvec});
+      }
+#endif
       return;
     }
     case Kind::naive: break;

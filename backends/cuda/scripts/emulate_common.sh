@@ -26,6 +26,7 @@ emu_header() {
 #include <memory>
 #define __global__
 #define __device__
+#define __host__
 #define __forceinline__ inline
 #define __shared__
 #define __align__(n)
