@@ -457,23 +457,22 @@ BlockMode block_mode() {
 // shared stages, team_barrier() the __syncthreads(), LaunchBounds the __launch_bounds__. The body
 // is written once: GemmBlock above, Kokkos' own port of an older form of that kernel, ran at
 // 88% of it (bench/results/h200-kokkos-r6.txt; NOTES.md, session 6).
-//   cub  256 x 128 x 8, one block of 256 threads per SM (the automatic tile while the problem
-//        gives every SM a block; the cuda backend's default, cub3efz)
-//   dual 128 x 128 x 16, two blocks of 128 threads per SM (smaller problems; cuda's dual3efz)
-// TILEKIT_KOKKOS_SGEMM (a measuring knob): sm90 (the default: cub, dual for small problems),
-// cub or dual (that shape at every size, so that the conformance suite's small shapes run it),
-// block (GemmBlock, as before).
-enum class Sm90Shape { cub, dual };
-enum class Sm90Mode { sm90, cub, dual, block };
+// The shape is cub3efz's, the cuda backend's default: 256 x 128 x 8, one block of 256 threads
+// per SM, the automatic tile while the problem gives every SM a block (smaller problems run
+// GemmBlock). The cuda backend's form for those, dual3efz (128 x 128 x 16, 3 stages), needs
+// 49920 bytes of shared memory: above the 48 KiB Kokkos offers a team (Kokkos' CUDA team
+// launches do not opt in to more; "insufficient shared memory" on the H200).
+// TILEKIT_KOKKOS_SGEMM (a measuring knob): sm90 (the default), cub (at every size, so that the
+// conformance suite's small shapes run it), block (GemmBlock at every size).
+enum class Sm90Mode { sm90, cub, block };
 inline Sm90Mode sm90_mode() {
   static const Sm90Mode m = [] {
     const char* e = std::getenv("TILEKIT_KOKKOS_SGEMM");
     const std::string v = e ? e : "";
     if (v.empty() || v == "sm90") return Sm90Mode::sm90;
     if (v == "cub") return Sm90Mode::cub;
-    if (v == "dual") return Sm90Mode::dual;
     if (v == "block") return Sm90Mode::block;
-    throw std::invalid_argument("TILEKIT_KOKKOS_SGEMM=" + v + ": expected sm90, cub, dual or block");
+    throw std::invalid_argument("TILEKIT_KOKKOS_SGEMM=" + v + ": expected sm90, cub or block");
   }();
   return m;
 }
@@ -499,7 +498,6 @@ struct Sm90Team {
   }
 };
 using Sm90Cub = Sm90Team<256, 128, 8, 16, 8, 3, 1>;
-using Sm90Dual = Sm90Team<128, 128, 16, 16, 8, 3, 2>;
 #endif
 
 struct CudaFacts {
@@ -519,14 +517,12 @@ inline const CudaFacts& cuda_facts() {
   }();
   return f;
 }
-// Whether float gemm tiles of `t`'s shape run the sm_90 block here, and which.
+// Whether a float gemm tile `t` runs the sm_90 block here.
 template <class T>
-bool runs_sm90(const TileConfig& t, Sm90Shape* shape = nullptr) {
+bool runs_sm90(const TileConfig& t) {
   if (!std::is_same_v<T, float> || !exec_is_cuda() || cuda_facts().major < 9 || sm90_mode() == Sm90Mode::block)
     return false;
-  const bool cub = t.rows == 256 && t.cols == 128 && t.depth == 8, dual = t.rows == 128 && t.cols == 128 && t.depth == 16;
-  if (shape) *shape = cub ? Sm90Shape::cub : Sm90Shape::dual;
-  return cub || dual;
+  return t.rows == 256 && t.cols == 128 && t.depth == 8;
 }
 
 // Micro-tile of optimized's general kernel (explicit tiles, host spaces): 8 x 8, so that on a
@@ -570,15 +566,13 @@ Plan plan(Variant v, const Problem& p, const TileConfig& t) {
     return pl;
   }
 #if defined(KOKKOS_ENABLE_CUDA)
-  if (Sm90Shape shape; v == Variant::optimized && runs_sm90<T>(t, &shape)) {
-    const bool cub = shape == Sm90Shape::cub;
+  if (v == Variant::optimized && runs_sm90<T>(t)) {
     pl.kind = Kind::sm90;
     pl.r = 16;
-    pl.launch.team = cub ? Sm90Cub::NT : Sm90Dual::NT;
-    pl.launch.scratch = cub ? Sm90Cub::scratch_bytes() : Sm90Dual::scratch_bytes();
-    pl.launch.kernel = std::string("the cuda backend's sm_90 block (gemm_sm90_block, ") + (cub ? "cub3efz" : "dual3efz") +
-                       ") in a Kokkos team: 16x8 per thread in registers, 3 cp.async stages in team scratch, "
-                       "team_barrier() between them";
+    pl.launch.team = Sm90Cub::NT;
+    pl.launch.scratch = Sm90Cub::scratch_bytes();
+    pl.launch.kernel = "the cuda backend's sm_90 block (gemm_sm90_block, cub3efz) in a Kokkos team: 16x8 per thread "
+                       "in registers, 3 cp.async stages in team scratch, team_barrier() between them";
     return pl;
   }
 #endif
@@ -644,11 +638,8 @@ TileConfig auto_tile(Variant v, const Problem& p) {
     // sm_90 float: cuBLAS's 256 x 128 block while every SM gets one, else 128 x 128 (as the cuda
     // backend steps down).
     const TileConfig cub{256, 128, 8};
-    const TileConfig dual{128, 128, 16};
-    if (runs_sm90<T>(cub)) {
-      if (sm90_mode() != Sm90Mode::sm90) return sm90_mode() == Sm90Mode::cub ? cub : dual;
-      return tiles(p.m, 256) * tiles(p.n, 128) >= cuda_facts().sms ? cub : dual;
-    }
+    if (runs_sm90<T>(cub) && (sm90_mode() == Sm90Mode::cub || tiles(p.m, 256) * tiles(p.n, 128) >= cuda_facts().sms))
+      return cub;
     if (exec_on_gpu()) return {BlockShape<T>::BM, BlockShape<T>::BN, BlockShape<T>::BK};
     // Host: a team is one thread. A 32 x 32 block of C (sixteen 8 x 8 register blocks, their
     // sums kept in a scratch accumulator between K steps) with the deepest K step whose A and B
@@ -748,9 +739,7 @@ void gemm(Variant v, const GemmArgs<T>& args, const TileConfig& t) {
         auto aligned = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
         const gpu::GemmParams<float> gp{g.m, g.n, g.k, g.alpha, g.beta, g.a, g.lda, g.b, g.ldb, g.c, g.ldc};
         const int bvec = aligned(g.b) && g.ldb % 4 == 0, cvec = aligned(g.c) && g.ldc % 4 == 0;
-        if (t.rows == 256)
-          return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub{gp, tiles_n, tiles(args.m, t.rows), bvec, cvec});
-        return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Dual{gp, tiles_n, tiles(args.m, t.rows), bvec, cvec});
+        return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub{gp, tiles_n, tiles(args.m, t.rows), bvec, cvec});
       }
 #endif
       return;
