@@ -154,10 +154,26 @@ std::string cpu_backends() {
 }
 
 // Rows over 105% of their roof, as "op backend variant: NNN%".
+// Under AddressSanitizer the ceilings are measured by instrumented code, while a peer library
+// (OpenBLAS) runs its own uninstrumented kernels: its rows may pass a roof that is then too low
+// (109% in CI's sanitizer run), which says nothing about the ceiling in a normal build.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kInstrumented = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kInstrumented = true;
+#else
+constexpr bool kInstrumented = false;
+#endif
+#else
+constexpr bool kInstrumented = false;
+#endif
+
 std::vector<std::string> above_roof(const nlohmann::json& rows) {
   std::vector<std::string> bad;
   for (const auto& r : rows)
-    if (r["roof_fraction"].is_number() && r["roof_fraction"].get<double>() > 1.05)
+    if (r["roof_fraction"].is_number() && r["roof_fraction"].get<double>() > 1.05 &&
+        !(kInstrumented && r["peer"].get<bool>()))
       bad.push_back(r["op"].get<std::string>() + " " + r["backend"].get<std::string>() + " " +
                     r["variant"].get<std::string>() + ": " + std::to_string(100 * r["roof_fraction"].get<double>()) + "%");
   return bad;

@@ -181,21 +181,23 @@ int physical_cores() {
   return cores.empty() ? int(std::max(1u, std::thread::hardware_concurrency())) : int(cores.size());
 }
 
-// The clock of a core running flat out, timed: a chain of dependent integer adds retires one
-// per cycle on every x86 core since the Pentium 4, so adds / second is the clock. Best of 10
-// short runs (a VM's /proc/cpuinfo says the nominal clock; boost runs ~40% above it on EPYCs).
+// The clock of a core running flat out, timed: a chain of dependent register-register integer
+// adds retires one per cycle on x86 cores, so adds / second is the clock. Best of 10 short runs
+// (a VM's /proc/cpuinfo says the nominal clock; boost runs ~40% above it on EPYCs). Not adds of
+// an immediate: Intel's Golden Cove and later fold those at rename, several per cycle (the
+// H200 host's Xeon then "ran" at 15.4 GHz). A result outside 0.5-7 GHz is no clock: 0.
 double timed_clock_ghz() {
 #if defined(__x86_64__)
   double best = 0;
   for (int run = 0; run < 10; ++run) {
-    std::uint64_t x = 0;
+    std::uint64_t x = 0, one = 1;
     const std::uint64_t iters = 20000;
     const double t0 = now();
     for (std::uint64_t i = 0; i < iters; ++i)
-      asm volatile(".rept 100\n\tadd $1, %0\n\t.endr" : "+r"(x));
+      asm volatile(".rept 100\n\tadd %1, %0\n\t.endr" : "+r"(x) : "r"(one));
     best = std::max(best, 100.0 * double(iters) / (now() - t0) * 1e-9);
   }
-  return best;
+  return best >= 0.5 && best <= 7.0 ? best : 0;
 #else
   return 0;
 #endif
