@@ -4,10 +4,12 @@
 //              on the tile layer (backends/portable/gemm_tiled.hpp): one team per C tile, A and
 //              B blocks in team scratch per K step, one lane (a team thread on GPUs) per element.
 //   optimized: thread coarsening: each thread accumulates an R x R block of C in registers. On
-//              GPUs the automatic tile runs GemmBlock, a fixed 128x128x8 (float) / 64x64x8
+//              GPUs the automatic tile runs GemmBlock, a fixed 128x128x16 (float) / 64x64x8
 //              (double) block with 16-byte loads, A staged transposed in padded scratch, two
 //              scratch buffers so the next K step loads while this one computes, and each 32
-//              team ranks a 4 x 8 patch of the thread grid.
+//              team ranks a 4 x 8 patch of the thread grid. Float on sm_90 (Kokkos::Cuda),
+//              problems of at least one 256x128 block per SM: Sm90Team, the cuda backend's
+//              sm_90 block body (backends/gpu/gemm_sm90.cuh) in a Kokkos team.
 // An optimized tile whose register blocks outnumber the team's threads (an explicit tile too
 // large for a GPU block) cannot keep every accumulator in a register across K steps: it runs
 // the same kernel with the accumulators in scratch.
