@@ -457,8 +457,10 @@ BlockMode block_mode() {
 // is the block index, the team rank the thread index (vector length 1: a team's threads are
 // numbered along threadIdx.y, so 32 consecutive ranks are a warp), level-0 team scratch the
 // shared stages, team_barrier() the __syncthreads(), LaunchBounds the __launch_bounds__. The body
-// is written once: GemmBlock above, Kokkos' own port of an older form of that kernel, ran at
-// 88% of it (bench/results/h200-kokkos-r6.txt; NOTES.md, session 6).
+// is written once, for both backends. Inside Kokkos' launch it runs at 0.88 of the cuda kernel, as
+// fast as GemmBlock above (Kokkos' own port of an older form of that kernel) and no faster: the
+// compiler schedules its K step differently inside Kokkos' league loop (NOTES.md, session 6;
+// bench/results/h200-kokkos-r6.txt).
 // The shape is cub3efz's, the cuda backend's default: 256 x 128 x 8, one block of 256 threads
 // per SM, the automatic tile while the problem gives every SM a block (smaller problems run
 // GemmBlock). The cuda backend's form for those, dual3efz (128 x 128 x 16, 3 stages), needs
@@ -637,8 +639,8 @@ template <class T>
 TileConfig auto_tile(Variant v, const Problem& p) {
   const std::size_t s = scratch_max(), e = sizeof(T);
   if (v == Variant::optimized) {
-    // sm_90 float: cuBLAS's 256 x 128 block while every SM gets one, else 128 x 128 (as the cuda
-    // backend steps down).
+    // sm_90 float: cuBLAS's 256 x 128 block while every SM gets one, else GemmBlock's 128 x 128
+    // (where the cuda backend steps down to dual3efz, which does not fit a Kokkos team).
     const TileConfig cub{256, 128, 8};
     if (runs_sm90<T>(cub) && (sm90_mode() == Sm90Mode::cub || tiles(p.m, 256) * tiles(p.n, 128) >= cuda_facts().sms))
       return cub;
@@ -664,6 +666,8 @@ TileConfig auto_tile(Variant v, const Problem& p) {
   }
   return {8, 8, 8};
 }
+
+inline bool aligned(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; }
 
 template <class F>
 void launch_team(const char* name, const Launch& l, const F& f) {
@@ -711,7 +715,6 @@ void gemm(Variant v, const GemmArgs<T>& args, const TileConfig& t) {
                             GemmTeam<T, kOptR, false>{g, t.rows, t.cols, t.depth, tiles_n});
     case Kind::block: {
       constexpr int W = Pack<T>::W;
-      auto aligned = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
       const bool vec_ab = g.lda % W == 0 && g.ldb % W == 0 && g.k % W == 0 && g.n % W == 0 && aligned(g.a) && aligned(g.b);
       const bool vec_c = g.ldc % W == 0 && g.n % W == 0 && aligned(g.c);
       auto run = [&](auto f) {
@@ -738,7 +741,6 @@ void gemm(Variant v, const GemmArgs<T>& args, const TileConfig& t) {
     case Kind::sm90: {
 #if defined(KOKKOS_ENABLE_CUDA)
       if constexpr (std::is_same_v<T, float>) {
-        auto aligned = [](const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; };
         const gpu::GemmParams<float> gp{g.m, g.n, g.k, g.alpha, g.beta, g.a, g.lda, g.b, g.ldb, g.c, g.ldc};
         const int bvec = aligned(g.b) && g.ldb % 4 == 0, cvec = aligned(g.c) && g.ldc % 4 == 0;
         return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub{gp, tiles_n, tiles(args.m, t.rows), bvec, cvec});
