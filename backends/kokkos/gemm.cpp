@@ -493,7 +493,14 @@ struct Sm90Team {
   }
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
 #if defined(__CUDA_ARCH__)
-    float* smem = ScratchCarver(team, scratch_bytes()).take<float>(scratch_bytes() / sizeof(float));
+    // The stages as an offset into the block's dynamic shared memory, worked out once and passed
+    // through a shuffle: from Kokkos' scratch pointer itself (a generic pointer, aligned, checked
+    // against the size, null when short) ptxas rematerialized that arithmetic in every K step,
+    // ~55 uniform-datapath instructions a step (NOTES.md, session 6). A shuffle's result it keeps.
+    extern __shared__ __align__(16) unsigned char tilekit_sm90_smem[];
+    const auto* p = reinterpret_cast<unsigned char*>(ScratchCarver(team, scratch_bytes()).take<float>(0));
+    const int off = __shfl_sync(0xffffffffu, int(p - tilekit_sm90_smem), 0);
+    float* smem = reinterpret_cast<float*>(tilekit_sm90_smem + off);
     gpu::gemm_sm90_block<BM, BN, BK, TM, TN, kStages, /*early*/ true, /*fast*/ true, BK, /*ahead*/ 1, /*zig*/ true>(
         g, tiles_x, tiles_y, bvec, cvec, team.league_rank(), team.team_rank(), smem, [&] { team.team_barrier(); });
 #else
