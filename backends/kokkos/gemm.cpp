@@ -457,10 +457,9 @@ BlockMode block_mode() {
 // is the block index, the team rank the thread index (vector length 1: a team's threads are
 // numbered along threadIdx.y, so 32 consecutive ranks are a warp), level-0 team scratch the
 // shared stages, team_barrier() the __syncthreads(), LaunchBounds the __launch_bounds__. The body
-// is written once, for both backends. Inside Kokkos' launch it runs at 0.88 of the cuda kernel, as
-// fast as GemmBlock above (Kokkos' own port of an older form of that kernel) and no faster: the
-// compiler schedules its K step differently inside Kokkos' league loop (NOTES.md, session 6;
-// bench/results/h200-kokkos-r6.txt).
+// is written once, for both backends. Inside Kokkos' launch it runs at 0.93 of the cuda kernel
+// (GemmBlock above, Kokkos' own port of an older form of that kernel: 0.88), the same
+// instructions scheduled a little worse (NOTES.md, session 6; bench/results/h200-kokkos-r6.txt).
 // The shape is cub3efz's, the cuda backend's default: 256 x 128 x 8, one block of 256 threads
 // per SM, the automatic tile while the problem gives every SM a block (smaller problems run
 // GemmBlock). The cuda backend's form for those, dual3efz (128 x 128 x 16, 3 stages), needs
