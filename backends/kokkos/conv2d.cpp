@@ -418,6 +418,20 @@ inline ConvWindow conv_window(int r) {
                                   kConvWindowDefault);
   return r == 3 || r == 5 ? w : ConvWindow::vector;
 }
+// What the block kernel runs for filter size r on Kokkos::Cuda: the knobs above, with the pairs
+// only instantiated together (R = 1, 7; the sector-padded windows) forced to them. The launch and
+// the plan's description both read it.
+struct ConvChoice {
+  bool async, constant;
+  ConvWindow win;
+};
+inline ConvChoice conv_choice(int r) {
+  ConvChoice c{exec_is_cuda() && conv_load(r) == ConvLoad::async,
+               exec_is_cuda() && conv_filter(r) == ConvFilter::constant, conv_window(r)};
+  if (r == 1 || r == 7) c.async = c.constant = c.async || c.constant;
+  if (c.win != ConvWindow::vector) c.async = c.constant = true;
+  return c;
+}
 // Whether the optimized call runs ConvBlock: compiled filter sizes, the compiled width, whole
 // strips of rows.
 inline bool runs_block(const TileConfig& t, int r) {
@@ -476,10 +490,7 @@ void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
   if (!block_vectorizable(args)) return launch_block<T, R, false, ConvLoad::regs, ConvFilter::regs>(args, t, league);
 #if defined(KOKKOS_ENABLE_CUDA)
   if (exec_is_cuda()) {
-    bool async = conv_load(R) == ConvLoad::async, constant = conv_filter(R) == ConvFilter::constant;
-    const ConvWindow win = conv_window(R);
-    if (R == 1 || R == 7) async = constant = async || constant;
-    if (win != ConvWindow::vector) async = constant = true;
+    const auto [async, constant, win] = conv_choice(R);
     if (constant) {
       const std::size_t bytes = std::size_t(R) * R * sizeof(T);
       const cudaError_t e = sizeof(T) == 4 ? cudaMemcpyToSymbolAsync(conv_const_f32, args.filter, bytes, 0,
@@ -569,11 +580,7 @@ Launch plan(Variant v, const Problem& p, const TileConfig& t) {
     l.league = tiles(p.m, t.rows) * tiles(p.n, t.cols);
     l.team = ConvBlock<T, 1, true, ConvLoad::regs, ConvFilter::regs>::team_size(t.rows);
     l.scratch = block_scratch<T>(int(p.k), t.rows);
-    bool async = exec_is_cuda() && conv_load(int(p.k)) == ConvLoad::async;
-    bool constant = exec_is_cuda() && conv_filter(int(p.k)) == ConvFilter::constant;
-    if (p.k == 1 || p.k == 7) async = constant = async || constant;  // as launch_block
-    const ConvWindow win = conv_window(int(p.k));
-    if (win != ConvWindow::vector) async = constant = true;  // as launch_block
+    const auto [async, constant, win] = conv_choice(int(p.k));
     l.kernel = std::string("the cuda backend's kernel: window rows padded to ") +
                (win == ConvWindow::vector ? "16-byte vectors" : "32-byte sectors") +
                (win == ConvWindow::lines ? " (tile columns copied first)" : "") +
