@@ -378,17 +378,6 @@ constexpr int kBlockCols = 128, kBlockRows = 32, kBlockRowsPerThread = 8;
 // (default) | strips; TILEKIT_KOKKOS_CONV_LOAD=regs | async; TILEKIT_KOKKOS_CONV_FILTER=regs |
 // constant. The defaults are the measured best (NOTES.md).
 enum class ConvMode { block, strips };
-template <class E>
-E env_choice(const char* name, std::initializer_list<std::pair<const char*, E>> options, E fallback) {
-  const char* e = std::getenv(name);
-  if (!e || !*e) return fallback;
-  std::string expected;
-  for (const auto& o : options) {
-    if (std::string(e) == o.first) return o.second;
-    expected += std::string(expected.empty() ? "" : " or ") + o.first;
-  }
-  throw std::invalid_argument(std::string(name) + "=" + e + ": expected " + expected);
-}
 inline ConvMode conv_mode() {
   return env_choice("TILEKIT_KOKKOS_CONV", {{"block", ConvMode::block}, {"strips", ConvMode::strips}}, ConvMode::block);
 }

@@ -439,15 +439,10 @@ bool block_depth(int depth) { return depth == BlockShape<T>::BK || depth == Bloc
 enum class BlockMode { patch, strip, vstore };
 template <class T>
 BlockMode block_mode() {
-  static const BlockMode mode = [] {
-    const char* e = std::getenv("TILEKIT_KOKKOS_BLOCK");
-    if (!e || !*e) return std::is_same_v<T, float> ? BlockMode::vstore : BlockMode::patch;
-    const std::string v(e);
-    if (v == "patch") return BlockMode::patch;
-    if (v == "strip") return BlockMode::strip;
-    if (v == "vstore") return BlockMode::vstore;
-    throw std::invalid_argument("TILEKIT_KOKKOS_BLOCK=" + v + ": expected patch, strip or vstore");
-  }();
+  static const BlockMode mode =
+      env_choice("TILEKIT_KOKKOS_BLOCK",
+                  {{"patch", BlockMode::patch}, {"strip", BlockMode::strip}, {"vstore", BlockMode::vstore}},
+                  std::is_same_v<T, float> ? BlockMode::vstore : BlockMode::patch);
   return mode;
 }
 
@@ -469,18 +464,13 @@ BlockMode block_mode() {
 // conformance suite's small shapes run it), block (GemmBlock at every size).
 enum class Sm90Mode { sm90, cub, block };
 inline Sm90Mode sm90_mode() {
-  static const Sm90Mode m = [] {
-    const char* e = std::getenv("TILEKIT_KOKKOS_SGEMM");
-    const std::string v = e ? e : "";
-    if (v.empty() || v == "sm90") return Sm90Mode::sm90;
-    if (v == "cub") return Sm90Mode::cub;
-    if (v == "block") return Sm90Mode::block;
-    throw std::invalid_argument("TILEKIT_KOKKOS_SGEMM=" + v + ": expected sm90, cub or block");
-  }();
+  static const Sm90Mode m =
+      env_choice("TILEKIT_KOKKOS_SGEMM", {{"sm90", Sm90Mode::sm90}, {"cub", Sm90Mode::cub}, {"block", Sm90Mode::block}},
+                 Sm90Mode::sm90);
   return m;
 }
 #if defined(KOKKOS_ENABLE_CUDA)
-template <int BM, int BN, int BK, int TM, int TN, int kStages, int kMinBlocks>
+template <int BM, int BN, int BK, int TM, int TN, int kStages, int kMinBlocks, bool kBar>
 struct Sm90Team {
   static constexpr int NT = gpu::sgemm::threads(BM, BN, TM, TN);
   using Policy = Kokkos::TeamPolicy<Kokkos::Cuda, Kokkos::LaunchBounds<NT, kMinBlocks>>;
@@ -501,13 +491,14 @@ struct Sm90Team {
     const int off = __shfl_sync(0xffffffffu, int(p - tilekit_sm90_smem), 0);
     float* smem = reinterpret_cast<float*>(tilekit_sm90_smem + off);
     gpu::gemm_sm90_block<BM, BN, BK, TM, TN, kStages, /*early*/ true, /*fast*/ true, BK, /*ahead*/ 1, /*zig*/ true>(
-        g, tiles_x, tiles_y, bvec, cvec, team.league_rank(), team.team_rank(), smem, [&] { team.team_barrier(); });
+        g, tiles_x, tiles_y, bvec, cvec, team.league_rank(), team.team_rank(), smem, [&] { block_barrier<kBar>(team); });
 #else
     (void)team;
 #endif
   }
 };
-using Sm90Cub = Sm90Team<256, 128, 8, 16, 8, 3, 1>;
+template <bool kBar>
+using Sm90Cub = Sm90Team<256, 128, 8, 16, 8, 3, 1, kBar>;
 #endif
 
 struct CudaFacts {
@@ -579,10 +570,11 @@ Plan plan(Variant v, const Problem& p, const TileConfig& t) {
   if (v == Variant::optimized && runs_sm90<T>(t)) {
     pl.kind = Kind::sm90;
     pl.r = 16;
-    pl.launch.team = Sm90Cub::NT;
-    pl.launch.scratch = Sm90Cub::scratch_bytes();
+    pl.launch.team = Sm90Cub<true>::NT;
+    pl.launch.scratch = Sm90Cub<true>::scratch_bytes();
     pl.launch.kernel = "the cuda backend's sm_90 block (gemm_sm90_block, cub3efz) in a Kokkos team: 16x8 per thread "
-                       "in registers, 3 cp.async stages in team scratch, team_barrier() between them";
+                       "in registers, 3 cp.async stages in team scratch, " +
+                       std::string(barrier_is_block() ? "__syncthreads()" : "team_barrier()") + " between them";
     return pl;
   }
 #endif
@@ -749,7 +741,9 @@ void gemm(Variant v, const GemmArgs<T>& args, const TileConfig& t) {
       if constexpr (std::is_same_v<T, float>) {
         const gpu::GemmParams<float> gp{g.m, g.n, g.k, g.alpha, g.beta, g.a, g.lda, g.b, g.ldb, g.c, g.ldc};
         const int bvec = aligned(g.b) && g.ldb % 4 == 0, cvec = aligned(g.c) && g.ldc % 4 == 0;
-        return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub{gp, tiles_n, tiles(args.m, t.rows), bvec, cvec});
+        const int tiles_m = tiles(args.m, t.rows);
+        if (barrier_is_block()) return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub<true>{gp, tiles_n, tiles_m, bvec, cvec});
+        return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub<false>{gp, tiles_n, tiles_m, bvec, cvec});
       }
 #endif
       return;

@@ -13,8 +13,12 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
+#include <cstdlib>
+#include <initializer_list>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "tilekit/backend.hpp"
 #include "tilekit/tile/kokkos.hpp"
@@ -177,6 +181,41 @@ void check_team_scratch(const Problem& p, const TileConfig& t, std::size_t reser
 // The tiled variants' lanes are team threads on GPU spaces: refuses (tilekit::Error, before any
 // launch) a tile that needs more than a team can have. `what`: what one lane computes.
 void check_tile_lanes(const Problem& p, const TileConfig& t, int lanes, const char* what);
+
+// The barrier of a team that is a whole GPU block (NT team threads, vector length 1, so blockDim.z
+// is 1). Kokkos' team_barrier() on Cuda and HIP tests blockDim.z at every call (1: __syncthreads();
+// otherwise a fence, for teams inside one warp): a branch around every barrier, which cuts a K
+// step or a tile's phases into basic blocks that ptxas schedules apart. kBlock: the barrier
+// instruction itself, as the cuda backend's kernels; host spaces always take team_barrier().
+// Chosen by TILEKIT_KOKKOS_BARRIER = block (default) | team, a measurement knob (NOTES.md).
+template <bool kBlock, class M>
+KOKKOS_INLINE_FUNCTION void block_barrier(const M& team) {
+#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
+  if (kBlock) __syncthreads();
+  else team.team_barrier();
+#else
+  team.team_barrier();
+#endif
+}
+
+// A measurement knob: the option named by environment variable `name` (read at each call), or
+// `fallback` when it is unset or empty; any other value throws std::invalid_argument naming the
+// variable and the values it takes.
+template <class E>
+E env_choice(const char* name, std::initializer_list<std::pair<const char*, E>> options, E fallback) {
+  const char* e = std::getenv(name);
+  if (!e || !*e) return fallback;
+  std::string expected;
+  for (const auto& o : options) {
+    if (std::string(e) == o.first) return o.second;
+    expected += std::string(expected.empty() ? "" : " or ") + o.first;
+  }
+  throw std::invalid_argument(std::string(name) + "=" + e + ": expected " + expected);
+}
+
+inline bool barrier_is_block() {
+  return env_choice("TILEKIT_KOKKOS_BARRIER", {{"block", true}, {"team", false}}, true);
+}
 
 // Integer ceil-divide, for tiles along a dimension.
 inline int tiles(index_t extent, int tile) { return int((extent + tile - 1) / tile); }
