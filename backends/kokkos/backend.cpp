@@ -6,7 +6,9 @@
 #include <exception>
 #include <functional>
 #include <stdexcept>
+#include <mutex>
 #include <new>
+#include <unordered_map>
 #include <type_traits>
 #include <string>
 
@@ -208,12 +210,27 @@ class KokkosBackend final : public Backend {
   std::string unavailable_reason() const override { return unavailable_; }
   int priority() const override { return exec_on_gpu() ? 80 : 20; }
 
+  static std::size_t matrix_alignment() {
+    return env_choice("TILEKIT_KOKKOS_ALIGN", {{"256", std::size_t(256)}, {"4096", std::size_t(4096)}, {"kokkos", std::size_t(0)}},
+                      std::size_t(256));
+  }
+  // Matrices start on a 256-byte boundary, as cudaMalloc's do. kokkos_malloc's own pointers sit
+  // 128 bytes into the allocation (after Kokkos' allocation header): a 64-wide float tile row
+  // then straddles two 256-byte DRAM blocks, and the H200 transpose ran at 0.92 of the cuda
+  // backend's same kernel (NOTES.md, session 7). TILEKIT_KOKKOS_ALIGN = 256 (default) | 4096 |
+  // kokkos (kokkos_malloc's pointer as it is), a measurement knob.
   void* allocate(std::size_t bytes) override {
+    const std::size_t align = matrix_alignment();
     try {
       return guarded("kokkos_malloc", [&] {
         // kokkos_malloc of zero bytes need not return a usable pointer; an empty matrix still
         // wants a distinct one.
-        return Kokkos::kokkos_malloc<Mem>("tilekit::Matrix", std::max<std::size_t>(bytes, 1));
+        void* raw = Kokkos::kokkos_malloc<Mem>("tilekit::Matrix", std::max<std::size_t>(bytes, 1) + align);
+        if (align == 0) return raw;
+        auto* p = reinterpret_cast<void*>((reinterpret_cast<std::uintptr_t>(raw) + align - 1) / align * align);
+        const std::lock_guard<std::mutex> lock(raw_mutex_);
+        raw_of_.emplace(p, raw);
+        return p;
       });
     } catch (const std::bad_alloc& e) {  // Kokkos' RawMemoryAllocationFailure is one
       throw ResourceError(std::string("kokkos backend: cannot allocate ") + std::to_string(bytes) + " bytes in " +
@@ -236,7 +253,16 @@ class KokkosBackend final : public Backend {
     }
   }
   void deallocate(void* p) noexcept override {
-    if (p && Kokkos::is_initialized()) Kokkos::kokkos_free<Mem>(p);
+    if (!p || !Kokkos::is_initialized()) return;
+    {
+      const std::lock_guard<std::mutex> lock(raw_mutex_);
+      const auto it = raw_of_.find(p);
+      if (it != raw_of_.end()) {
+        p = it->second;
+        raw_of_.erase(it);
+      }
+    }
+    Kokkos::kokkos_free<Mem>(p);
   }
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override {
     if (bytes == 0) return;
@@ -274,7 +300,7 @@ class KokkosBackend final : public Backend {
     const char* e = std::getenv("TILEKIT_KOKKOS_TIMER");
     const std::string timer = e && *e ? e : "events";
     if (timer != "events" && timer != "host")
-      throw std::invalid_argument("TILEKIT_KOKKOS_TIMER=" + timer + ": expected events or host");
+      throw Error("TILEKIT_KOKKOS_TIMER=" + timer + ": expected events or host");
     if (exec_is_cuda() && timer == "events") {
       auto check = [](cudaError_t r, const char* what) {
         if (r != cudaSuccess) throw DeviceError(std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(r));
@@ -405,6 +431,8 @@ class KokkosBackend final : public Backend {
   DeviceInfo info_;
   bool owns_kokkos_ = false;
   std::string unavailable_;
+  std::mutex raw_mutex_;
+  std::unordered_map<void*, void*> raw_of_;  // aligned matrix pointer -> kokkos_malloc's
 };
 
 }  // namespace

@@ -199,7 +199,7 @@ KOKKOS_INLINE_FUNCTION void block_barrier(const M& team) {
 }
 
 // A measurement knob: the option named by environment variable `name` (read at each call), or
-// `fallback` when it is unset or empty; any other value throws std::invalid_argument naming the
+// `fallback` when it is unset or empty; any other value throws tilekit::Error (bad usage) naming the
 // variable and the values it takes.
 template <class E>
 E env_choice(const char* name, std::initializer_list<std::pair<const char*, E>> options, E fallback) {
@@ -210,7 +210,7 @@ E env_choice(const char* name, std::initializer_list<std::pair<const char*, E>> 
     if (std::string(e) == o.first) return o.second;
     expected += std::string(expected.empty() ? "" : " or ") + o.first;
   }
-  throw std::invalid_argument(std::string(name) + "=" + e + ": expected " + expected);
+  throw Error(std::string(name) + "=" + e + ": expected " + expected);
 }
 
 inline bool barrier_is_block() {

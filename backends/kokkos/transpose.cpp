@@ -247,7 +247,7 @@ inline TransposeMode transpose_mode() {
 // read at every call: a count from 1 to 64), and whether it loads the next while writing one out
 // (TILEKIT_KOKKOS_TRANSPOSE_PIPE=on|off). GPU spaces only: a host team is one thread, which
 // takes one tile at a time.
-constexpr int kTilesPerTeam = 4;
+constexpr int kTilesPerTeam = 1;
 constexpr bool kPipeDefault = true;
 inline bool transpose_pipe() {
   return exec_on_gpu() && env_choice("TILEKIT_KOKKOS_TRANSPOSE_PIPE", {{"on", true}, {"off", false}}, kPipeDefault);
@@ -259,7 +259,7 @@ inline int tiles_per_team() {
   char* end = nullptr;
   const long n = std::strtol(e, &end, 10);
   if (*end || n < 1 || n > 64)
-    throw std::invalid_argument(std::string("TILEKIT_KOKKOS_TRANSPOSE_TILES=") + e + ": expected a count from 1 to 64");
+    throw Error(std::string("TILEKIT_KOKKOS_TRANSPOSE_TILES=") + e + ": expected a count from 1 to 64");
   return int(n);
 }
 inline bool compiled_block(const TileConfig& t) {
