@@ -37,3 +37,15 @@ for f in "$out"/ncu-*.txt; do
 done
 step conformance.txt 150 "$t" --gtest_filter='*cuda*:*kokkos*' --gtest_brief=1
 grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/conformance.txt" >>"$out/summary.txt"
+# compute-sanitizer's four tools over the kernels this session changed: the kokkos optimized
+# transpose (one tile a team, and two with the next tile's loads in flight) and the sm_90 gemm
+# with the barrier instruction (cub at every size, so that the small cases run it).
+for tool in memcheck synccheck racecheck initcheck; do
+  step sanitize-$tool.txt 60 compute-sanitizer --tool $tool --error-exitcode 9 "$t" \
+    --gtest_filter='*Transpose*kokkos_optimized*' --gtest_brief=1
+  step sanitize-$tool.txt 60 env TILEKIT_KOKKOS_TRANSPOSE_TILES=2 TILEKIT_KOKKOS_TRANSPOSE_PIPE=on compute-sanitizer \
+    --tool $tool --error-exitcode 9 "$t" --gtest_filter='*Transpose*kokkos_optimized*' --gtest_brief=1
+  step sanitize-$tool.txt 90 env TILEKIT_KOKKOS_SGEMM=cub compute-sanitizer --tool $tool --error-exitcode 9 "$t" \
+    --gtest_filter='*Gemm*kokkos_optimized_float*' --gtest_brief=1
+  grep -E "ERROR SUMMARY|PASSED|FAILED" "$out/sanitize-$tool.txt" | sed "s/^/$tool: /" >>"$out/summary.txt"
+done
