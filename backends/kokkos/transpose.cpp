@@ -9,8 +9,7 @@
 //   optimized: the cuda backend's kernel (backends/gpu/transpose.cuh) on a Kokkos team: 256 team
 //              threads (one CUDA thread each), a compiled TR x TC tile (64 x 64 automatic) in
 //              scratch rows padded by one element (a column spreads over all banks), 16-byte
-//              global loads and stores, all of a thread's loads issued before its first store;
-//              on GPUs each team takes several tiles, loading the next while writing one out.
+//              global loads and stores, all of a thread's loads issued before its first store.
 //              TILEKIT_KOKKOS_TRANSPOSE=lanes runs the kernel before it (team threads x vector
 //              lanes, element accesses), which also serves tiles that are not compiled.
 #include <algorithm>
@@ -116,21 +115,14 @@ struct TransposeTeam {
   }
 };
 
-// The optimized kernel: the cuda backend's transpose_optimized_kernel with Kokkos' vocabulary,
-// each team taking `per_team` tiles in turn. A team of NT = 256 threads (GPU spaces: one CUDA
-// thread per team rank; host spaces: the one team thread walks the 256 ranks, TeamThreadRange),
-// a TR x TC tile in level-0 scratch, rows padded to TC + 1 elements. kVec: pointers 16-byte
-// aligned and rows, cols, ld_in, ld_out whole vectors, so that every 16-byte vector is wholly
-// inside or outside the matrix; otherwise the same kernel moves single elements.
-//
-// Why several tiles a team: Kokkos wraps the functor in its league loop and team set-up (the
-// scratch pointer's alignment and size check, the league decomposition), which on the H200 made
-// the one-tile kernel 317 warp instructions a tile against the cuda kernel's 237, and every
-// team's first load later: 0.92 of cuda's speed (NOTES.md, session 5). With several tiles that
-// set-up is paid once per team. kPipe (GPU spaces): the next tile's loads are issued before the
-// current tile is written out, so that a team keeps loads in flight through its stores, at the
-// price of the registers that hold them (float 64 x 64: 40 instead of 32, 6 teams an SM, not 8).
-template <class T, int TR, int TC, bool kVec, bool kPipe, bool kBar>
+// The optimized kernel: the cuda backend's transpose_optimized_kernel with Kokkos' vocabulary.
+// A team of NT = 256 threads (GPU spaces: one CUDA thread per team rank; host spaces: the one team
+// thread walks the 256 ranks, TeamThreadRange), a TR x TC tile in level-0 scratch sized at run
+// time, rows padded to TC + 1 elements. kVec: pointers 16-byte aligned and rows, cols, ld_in,
+// ld_out whole vectors, so that every 16-byte vector is wholly inside or outside the matrix;
+// otherwise the same kernel moves single elements. kBar: the barrier instruction itself in GPU
+// teams (block_barrier, kokkos.hpp).
+template <class T, int TR, int TC, bool kVec, bool kBar>
 struct TransposeBlock {
   static constexpr int NT = 256, W = Pack<T>::W, LD = TC + 1;
   static constexpr int LOADS = TR * (TC / W) / NT, STORES = TC * (TR / W) / NT;
@@ -138,9 +130,9 @@ struct TransposeBlock {
   // <NT, 0>: `.maxntid 256` alone, as cuda's __launch_bounds__(256). Kokkos' <NT, 1> adds
   // `.minnctapersm 1`, and ptxas then took 40 (float) / 64 (double) registers instead of 32:
   // 6 / 4 resident teams per SM instead of 8.
-  using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<NT, (kPipe || !kVec ? 0 : 8)>>;
+  using Policy = Kokkos::TeamPolicy<Exec, Kokkos::LaunchBounds<NT, 0>>;
   TransposeView<T> a;
-  int tiles_c, tiles;  // tiles in a row of tiles; in the matrix. Team r takes r, r + league, ...
+  int tiles_c;
 
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() { return kScratchAlign + align_up(sizeof(T) * TR * LD); }
 
@@ -157,82 +149,52 @@ struct TransposeBlock {
 #endif
   }
 
-  // Thread tid's LOADS vectors of tile t (zeros outside the matrix), all issued before any is
-  // used: LOADS x 16 bytes in flight.
-  KOKKOS_INLINE_FUNCTION void load(int tid, int t, Pack<T> (&v)[LOADS]) const {
-    const int i0 = t / tiles_c * TR, j0 = t % tiles_c * TC;
-    TILEKIT_UNROLL
-    for (int l = 0; l < LOADS; ++l) {
-      const int q = tid + l * NT, r = q / (TC / W), c = (q % (TC / W)) * W, i = i0 + r, j = j0 + c;
-      if (kVec) {
-        if (i < a.rows && j < a.cols) v[l] = *reinterpret_cast<const Pack<T>*>(a.in + i * a.ld_in + j);
-        else
-          for (int e = 0; e < W; ++e) v[l].v[e] = T(0);
-      } else {
-        TILEKIT_UNROLL
-        for (int e = 0; e < W; ++e) v[l].v[e] = (i < a.rows && j + e < a.cols) ? a.in[i * a.ld_in + j + e] : T(0);
-      }
-    }
-  }
-  KOKKOS_INLINE_FUNCTION static void stage(int tid, const Pack<T> (&v)[LOADS], T* tile) {
-    TILEKIT_UNROLL
-    for (int l = 0; l < LOADS; ++l) {
-      const int q = tid + l * NT, r = q / (TC / W), c = (q % (TC / W)) * W;
-      TILEKIT_UNROLL
-      for (int e = 0; e < W; ++e) tile[r * LD + c + e] = v[l].v[e];
-    }
-  }
-  // Output row r (input column j0 + r), W consecutive output columns from input rows c..c+W-1:
-  // a warp's reads walk down scratch columns, one bank each thanks to the padding.
-  KOKKOS_INLINE_FUNCTION void write_out(int tid, int t, const T* tile) const {
-    const int i0 = t / tiles_c * TR, j0 = t % tiles_c * TC;
-    TILEKIT_UNROLL
-    for (int s = 0; s < STORES; ++s) {
-      const int q = tid + s * NT, r = q / (TR / W), c = (q % (TR / W)) * W, j = j0 + r, i = i0 + c;
-      Pack<T> o;
-      TILEKIT_UNROLL
-      for (int e = 0; e < W; ++e) o.v[e] = tile[(c + e) * LD + r];
-      if (kVec) {
-        if (j < a.cols && i < a.rows) store_pack_global(a.out + j * a.ld_out + i, o);
-      } else {
-        TILEKIT_UNROLL
-        for (int e = 0; e < W; ++e)
-          if (j < a.cols && i + e < a.rows) a.out[j * a.ld_out + i + e] = o.v[e];
-      }
-    }
-  }
-
   KOKKOS_INLINE_FUNCTION void operator()(const typename Policy::member_type& team) const {
+    const int i0 = team.league_rank() / tiles_c * TR, j0 = team.league_rank() % tiles_c * TC;
     ScratchCarver scratch(team, scratch_bytes());
     T* tile = scratch.take<T>(std::size_t(TR) * LD);
-    const int step = team.league_size();
-#if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-    // One thread per rank; kPipe: the registers carry tile t + step's loads across t's write-out.
-    const int tid = team.team_rank();
-    Pack<T> v[LOADS];
-    int t = team.league_rank();
-    if (kPipe && t < tiles) load(tid, t, v);
-    for (; t < tiles; t += step) {
-      if (!kPipe) load(tid, t, v);
-      stage(tid, v, tile);
-      block_barrier<kBar>(team);
-      if (kPipe && t + step < tiles) load(tid, t + step, v);
-      write_out(tid, t, tile);
-      block_barrier<kBar>(team);
-    }
-#else
-    // One thread walks the ranks: each phase is a loop over them, with no registers across it.
-    for (int t = team.league_rank(); t < tiles; t += step) {
-      for_threads(team, [&](const int tid) {
-        Pack<T> v[LOADS];
-        load(tid, t, v);
-        stage(tid, v, tile);
-      });
-      team.team_barrier();
-      for_threads(team, [&](const int tid) { write_out(tid, t, tile); });
-      team.team_barrier();
-    }
-#endif
+    // All of a thread's loads are issued before any is used: LOADS x 16 bytes in flight (the
+    // compiler cannot move loads past the scratch stores, which it cannot tell apart from `in`).
+    for_threads(team, [&](const int tid) {
+      Pack<T> v[LOADS];
+      TILEKIT_UNROLL
+      for (int l = 0; l < LOADS; ++l) {
+        const int q = tid + l * NT, r = q / (TC / W), c = (q % (TC / W)) * W, i = i0 + r, j = j0 + c;
+        if (kVec) {
+          if (i < a.rows && j < a.cols) v[l] = *reinterpret_cast<const Pack<T>*>(a.in + i * a.ld_in + j);
+          else
+            for (int e = 0; e < W; ++e) v[l].v[e] = T(0);
+        } else {
+          TILEKIT_UNROLL
+          for (int e = 0; e < W; ++e) v[l].v[e] = (i < a.rows && j + e < a.cols) ? a.in[i * a.ld_in + j + e] : T(0);
+        }
+      }
+      TILEKIT_UNROLL
+      for (int l = 0; l < LOADS; ++l) {
+        const int q = tid + l * NT, r = q / (TC / W), c = (q % (TC / W)) * W;
+        TILEKIT_UNROLL
+        for (int e = 0; e < W; ++e) tile[r * LD + c + e] = v[l].v[e];
+      }
+    });
+    block_barrier<kBar>(team);
+    // Output row r (input column j0 + r), W consecutive output columns from input rows c..c+W-1:
+    // a warp's reads walk down scratch columns, one bank each thanks to the padding.
+    for_threads(team, [&](const int tid) {
+      TILEKIT_UNROLL
+      for (int s = 0; s < STORES; ++s) {
+        const int q = tid + s * NT, r = q / (TR / W), c = (q % (TR / W)) * W, j = j0 + r, i = i0 + c;
+        Pack<T> o;
+        TILEKIT_UNROLL
+        for (int e = 0; e < W; ++e) o.v[e] = tile[(c + e) * LD + r];
+        if (kVec) {
+          if (j < a.cols && i < a.rows) store_pack_global(a.out + j * a.ld_out + i, o);
+        } else {
+          TILEKIT_UNROLL
+          for (int e = 0; e < W; ++e)
+            if (j < a.cols && i + e < a.rows) a.out[j * a.ld_out + i + e] = o.v[e];
+        }
+      }
+    });
   }
 };
 
@@ -242,25 +204,6 @@ enum class TransposeMode { block, lanes };
 inline TransposeMode transpose_mode() {
   return env_choice("TILEKIT_KOKKOS_TRANSPOSE", {{"block", TransposeMode::block}, {"lanes", TransposeMode::lanes}},
                     TransposeMode::block);
-}
-// Tiles each team of the block kernel takes (TILEKIT_KOKKOS_TRANSPOSE_TILES, a measurement knob
-// read at every call: a count from 1 to 64), and whether it loads the next while writing one out
-// (TILEKIT_KOKKOS_TRANSPOSE_PIPE=on|off). GPU spaces only: a host team is one thread, which
-// takes one tile at a time.
-constexpr int kTilesPerTeam = 1;
-constexpr bool kPipeDefault = true;
-inline bool transpose_pipe() {
-  return exec_on_gpu() && env_choice("TILEKIT_KOKKOS_TRANSPOSE_PIPE", {{"on", true}, {"off", false}}, kPipeDefault);
-}
-inline int tiles_per_team() {
-  if (!exec_on_gpu()) return 1;
-  const char* e = std::getenv("TILEKIT_KOKKOS_TRANSPOSE_TILES");
-  if (!e || !*e) return kTilesPerTeam;
-  char* end = nullptr;
-  const long n = std::strtol(e, &end, 10);
-  if (*end || n < 1 || n > 64)
-    throw Error(std::string("TILEKIT_KOKKOS_TRANSPOSE_TILES=") + e + ": expected a count from 1 to 64");
-  return int(n);
 }
 inline bool compiled_block(const TileConfig& t) {
   return (t.rows == 32 || t.rows == 64) && (t.cols == 32 || t.cols == 64);
@@ -274,7 +217,7 @@ bool vectorizable(const TransposeArgs<T>& a) {
 }
 
 template <class T, int TR, int TC>
-void run_block(const TransposeArgs<T>& args, int tiles_c, int tiles, int league) {
+void run_block(const TransposeArgs<T>& args, int tiles_c, int league) {
   auto go = [&](auto f) {
     using F = decltype(f);
     typename F::Policy p(league, exec_on_gpu() ? F::NT : 1);
@@ -284,20 +227,16 @@ void run_block(const TransposeArgs<T>& args, int tiles_c, int tiles, int league)
   const TransposeView<T> a(args);
   auto pick = [](bool x, const auto& g) { x ? g(std::true_type{}) : g(std::false_type{}); };
   pick(vectorizable(args), [&](auto vec) {
-    pick(transpose_pipe(), [&](auto pipe) {
-      pick(barrier_is_block(), [&](auto bar) {
-        go(TransposeBlock<T, TR, TC, decltype(vec)::value, decltype(pipe)::value, decltype(bar)::value>{a, tiles_c, tiles});
-      });
-    });
+    pick(barrier_is_block(), [&](auto bar) { go(TransposeBlock<T, TR, TC, decltype(vec)::value, decltype(bar)::value>{a, tiles_c}); });
   });
 }
 
 template <class T>
-void run_block(const TransposeArgs<T>& args, const TileConfig& t, int tiles_c, int tiles, int league) {
-  if (t.rows == 64 && t.cols == 64) return run_block<T, 64, 64>(args, tiles_c, tiles, league);
-  if (t.rows == 32 && t.cols == 64) return run_block<T, 32, 64>(args, tiles_c, tiles, league);
-  if (t.rows == 64 && t.cols == 32) return run_block<T, 64, 32>(args, tiles_c, tiles, league);
-  return run_block<T, 32, 32>(args, tiles_c, tiles, league);
+void run_block(const TransposeArgs<T>& args, const TileConfig& t, int tiles_c, int league) {
+  if (t.rows == 64 && t.cols == 64) return run_block<T, 64, 64>(args, tiles_c, league);
+  if (t.rows == 32 && t.cols == 64) return run_block<T, 32, 64>(args, tiles_c, league);
+  if (t.rows == 64 && t.cols == 32) return run_block<T, 64, 32>(args, tiles_c, league);
+  return run_block<T, 32, 32>(args, tiles_c, league);
 }
 
 template <class T>
@@ -340,15 +279,11 @@ Launch plan(Variant v, const Problem& p, const TileConfig& t) {
     return l;
   }
   if (transpose_mode() == TransposeMode::block && compiled_block(t)) {
-    const int per_team = tiles_per_team();
-    l.league = (l.league + per_team - 1) / per_team;
     l.team = exec_on_gpu() ? 256 : 1;
     l.scratch = block_scratch<T>(t);
     l.kernel = "the cuda backend's kernel: 256 team threads, scratch rows padded by 1, 16-byte vectors "
-               "(element accesses where the matrices do not allow them), " +
-               std::to_string(per_team) + (per_team == 1 ? " tile" : " tiles") + " a team" +
-               (per_team > 1 && transpose_pipe() ? ", the next one's loads in flight while one is written out" : "") +
-               (exec_on_gpu() ? (barrier_is_block() ? ", __syncthreads()" : ", team_barrier()") : "");
+               "(element accesses where the matrices do not allow them)" +
+               std::string(exec_on_gpu() ? (barrier_is_block() ? ", __syncthreads()" : ", team_barrier()") : "");
     return l;
   }
   l.scratch = TransposeTeam<T>::scratch_bytes(t.rows, t.cols, pad);
@@ -408,7 +343,7 @@ void transpose(Variant v, const TransposeArgs<T>& args, const TileConfig& t) {
   const Problem p{Op::transpose, dtype_of<T>(), args.rows, args.cols, 0};
   const Launch l = plan<T>(v, p, t);
   if (transpose_mode() == TransposeMode::block && compiled_block(t))
-    return run_block<T>(args, t, tiles(args.cols, t.cols), tiles(args.rows, t.rows) * tiles(args.cols, t.cols), l.league);
+    return run_block<T>(args, t, tiles(args.cols, t.cols), l.league);
   const bool opt = v == Variant::optimized;
   const TransposeTeam<T> f{TransposeView<T>(args), t.rows, t.cols, opt ? 1 : 0, tiles(args.cols, t.cols), opt};
   Kokkos::parallel_for(opt ? "tilekit::kokkos::transpose_optimized" : "tilekit::kokkos::transpose_tiled",
