@@ -46,21 +46,28 @@ TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t) {
 
 TileConfig transpose_optimized_tile(const DeviceInfo& info, DType t) {
   // Every input line is consumed by one register square and every output line written by one,
-  // so the block does not need to fit a cache for reuse; its size sets how many lines each
-  // visit to a page (a TLB entry, a DRAM row) covers: rows * e bytes of each output row and
-  // cols * e of each input row. Measured on a Zen 4 (1 MiB L2) at 8192^2 floats: 128 x 128
-  // blocks ran ~10% slower than 256 x 256; larger ones gained nothing. So: a square of a
-  // quarter of the L2 (256 x 256 floats there), inside the tile rule.
-  const index_t lanes = index_t(simd::transpose_lanes(t));
-  index_t side = index_t(std::sqrt(double(info.l2_bytes) / 4.0 / double(size_of(t))));
-  side = std::max(lanes, side / lanes * lanes);
-  return {int(side), int(side), 0};
+  // so the block does not need to fit a cache for reuse. What it decides is how many pages each
+  // group of rows touches: a group (one square tall) writes one line into each of `cols` output
+  // rows, each row in a page of its own (rows of 4 KiB and more). 64 output rows stay inside the
+  // first-level data TLB of current x86 cores (64-96 entries); 256 (the square of a quarter of the
+  // L2 before) do not, and every store then waited for a translation. Tall blocks (512 rows) give
+  // each output row 512 elements per visit. Measured on 2 Zen 5 cores at 8192^2 floats (NOTES.md,
+  // session 7): 512 x 64 30-38 GB/s against 256 x 256 20-23 (memcpy 49-58).
+  (void)info;
+  const int lanes = int(simd::transpose_lanes(t));
+  const int cols = std::max(lanes, 64 / lanes * lanes), rows = std::max(lanes, 512 / lanes * lanes);
+  return {rows, cols, 0};
 }
+
+// The largest last-level cache one core can fill: a core uses its own CCD's or tile's L3 (32-96
+// MiB on current x86), while a virtual machine may report the whole socket's (this project's
+// Zen 5 machine: 508 MiB). Outputs above this stream past the caches.
+constexpr std::size_t kMaxL3Reach = std::size_t(96) << 20;
 
 template <class T>
 void transpose_optimized(const TransposeArgs<T>& a, const TileConfig& t, std::size_t stream_above) {
   // Non-temporal stores pay off only when the output would not stay in the caches anyway.
-  const bool stream = std::size_t(a.rows * a.cols) * sizeof(T) > stream_above;
+  const bool stream = std::size_t(a.rows * a.cols) * sizeof(T) > std::min(stream_above, kMaxL3Reach);
   const index_t tiles_r = ceil_div(a.rows, t.rows), tiles_c = ceil_div(a.cols, t.cols);
 #pragma omp parallel
   {
