@@ -158,14 +158,6 @@ double measure_peak(int threads, DType t) {
   return flops / best * 1e-9;
 }
 
-std::string cpuinfo_field(const std::string& key) {
-  std::ifstream f("/proc/cpuinfo");
-  for (std::string line; std::getline(f, line);)
-    if (line.rfind(key, 0) == 0)
-      if (auto pos = line.find(':'); pos != std::string::npos) return line.substr(pos + 2);
-  return {};
-}
-
 // Physical cores: distinct (physical id, core id) pairs, so SMT siblings count once (they
 // share the FMA units).
 int physical_cores() {

@@ -59,14 +59,21 @@ CpuCaches detect_caches() {
   return c;
 }
 
-std::string cpu_model_name() {
+std::string cpuinfo_field(const std::string& key) {
   std::ifstream f("/proc/cpuinfo");
   for (std::string line; std::getline(f, line);)
-    if (line.rfind("model name", 0) == 0) {
-      auto pos = line.find(':');
-      if (pos != std::string::npos) return line.substr(pos + 2);
-    }
-  return "unknown CPU";
+    if (line.rfind(key, 0) == 0)
+      if (auto pos = line.find(':'); pos != std::string::npos) return line.substr(pos + 2);
+  return {};
+}
+
+std::string cpu_model_name() {
+  const std::string name = cpuinfo_field("model name");
+  return name.empty() ? "unknown CPU" : name;
+}
+
+bool cpu_is_amd_family_26() {
+  return cpuinfo_field("vendor_id") == "AuthenticAMD" && std::atoi(cpuinfo_field("cpu family").c_str()) >= 26;
 }
 
 int simd_lanes_f32() {

@@ -15,6 +15,10 @@ struct CpuCaches {
 };
 CpuCaches detect_caches();
 std::string cpu_model_name();
+// The first line of /proc/cpuinfo that starts with `key`, after its colon ("" when none).
+std::string cpuinfo_field(const std::string& key);
+// AMD CPU family 26 or later (Zen 5): kernels whose best shape was measured to differ there.
+bool cpu_is_amd_family_26();
 // fp32 lanes of the widest vector unit this binary may use (runtime check of AVX-512/AVX2).
 int simd_lanes_f32();
 

@@ -46,17 +46,23 @@ TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t) {
 
 TileConfig transpose_optimized_tile(const DeviceInfo& info, DType t) {
   // Every input line is consumed by one register square and every output line written by one,
-  // so the block does not need to fit a cache for reuse. What it decides is how many pages each
-  // group of rows touches: a group (one square tall) writes one line into each of `cols` output
-  // rows, each row in a page of its own (rows of 4 KiB and more). 64 output rows stay inside the
-  // first-level data TLB of current x86 cores (64-96 entries); 256 (the square of a quarter of the
-  // L2 before) do not, and every store then waited for a translation. Tall blocks (512 rows) give
-  // each output row 512 elements per visit. Measured on 2 Zen 5 cores at 8192^2 floats (NOTES.md,
-  // session 7): 512 x 64 30-38 GB/s against 256 x 256 20-23 (memcpy 49-58).
-  (void)info;
+  // so the block does not need to fit a cache for reuse; its shape sets how many lines each
+  // visit to a page (a TLB entry, a DRAM row) covers: rows * e bytes of each output row and
+  // cols * e of each input row, and how many pages a group of rows (one square tall) writes
+  // into: one line into each of `cols` output rows.
   const int lanes = int(simd::transpose_lanes(t));
-  const int cols = std::max(lanes, 64 / lanes * lanes), rows = std::max(lanes, 512 / lanes * lanes);
-  return {rows, cols, 0};
+  if (host::cpu_is_amd_family_26()) {
+    // Zen 5 (2 cores of this project's machine, 8192^2 floats, streaming; NOTES.md, session 7):
+    // 512 x 64 30-38 GB/s against 256 x 256 20-24: 64 output rows per group stay inside the L1
+    // DTLB, 256 do not. (The 16-core Xeon host measured the opposite: 512 x 64 55-62 GB/s,
+    // 256 x 256 75-86; the Zen 4 machine ran 256 x 256 at 109% of its copy.)
+    return {std::max(lanes, 512 / lanes * lanes), std::max(lanes, 64 / lanes * lanes), 0};
+  }
+  // Elsewhere a square of a quarter of the L2 (256 x 256 floats on a 1 MiB L2): on a Zen 4, 128 x
+  // 128 blocks ran ~10% slower and larger ones gained nothing.
+  index_t side = index_t(std::sqrt(double(info.l2_bytes) / 4.0 / double(size_of(t))));
+  side = std::max(index_t(lanes), side / lanes * lanes);
+  return {int(side), int(side), 0};
 }
 
 // The largest last-level cache one core can fill: a core uses its own CCD's or tile's L3 (32-96
