@@ -109,6 +109,11 @@ double kokkos_fma_gflops(std::int64_t items, int iters) {
   return 2.0 * 8.0 * double(iters) * double(items) / s * 1e-9;
 }
 
+NaiveMode naive_mode() {
+  if (!exec_on_gpu()) return NaiveMode::mdrange;
+  return env_choice("TILEKIT_KOKKOS_NAIVE", {{"mdrange", NaiveMode::mdrange}, {"team", NaiveMode::team}}, NaiveMode::mdrange);
+}
+
 namespace {
 
 // Views over raw bytes: deep_copy then works between any two memory spaces, so transfers are

@@ -39,8 +39,8 @@ struct ConvView {
 template <class T>
 void conv2d_naive(const Conv2dArgs<T>& args) {
   const ConvView<T> a(args);
-  Kokkos::parallel_for(
-      "tilekit::kokkos::conv2d_naive", naive_policy(a.w, a.h), KOKKOS_LAMBDA(const int j, const int i) {
+  naive_for(
+      "tilekit::kokkos::conv2d_naive", a.w, a.h, KOKKOS_LAMBDA(const int j, const int i) {
         const int half = a.r / 2;
         T acc = 0;
         for (int fi = 0; fi < a.r; ++fi) {

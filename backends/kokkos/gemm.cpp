@@ -53,8 +53,8 @@ struct GemmView {
 template <class T>
 void gemm_naive(const GemmArgs<T>& args) {
   const GemmView<T> g(args);
-  Kokkos::parallel_for(
-      "tilekit::kokkos::gemm_naive", naive_policy(g.n, g.m), KOKKOS_LAMBDA(const int j, const int i) {
+  naive_for(
+      "tilekit::kokkos::gemm_naive", g.n, g.m, KOKKOS_LAMBDA(const int j, const int i) {
         T acc = 0;
         for (int p = 0; p < g.k; ++p) acc += g.a[i * g.lda + p] * g.b[p * g.ldb + j];
         g.store(i, j, acc);

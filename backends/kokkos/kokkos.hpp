@@ -13,6 +13,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <initializer_list>
 #include <stdexcept>
@@ -162,6 +163,28 @@ inline Policy2D naive_policy(index_t cols, index_t rows) {
   // 32 x 8 blocks on GPUs: one warp along a row. Host spaces keep Kokkos' default tiling.
   if (exec_on_gpu()) return Policy2D({0, 0}, {cols, rows}, {32, 8});
   return Policy2D({0, 0}, {cols, rows});
+}
+
+// How the naive kernels run on GPU spaces (TILEKIT_KOKKOS_NAIVE, a measurement knob read at every
+// call): mdrange (default: the MDRangePolicy above) or team (a league of 256-thread teams, one per
+// 32 x 8 piece of the output in row-major order, team rank r at column r % 32 and row r / 32: the
+// cuda backend's naive launch as Kokkos can state it). Host spaces: mdrange.
+enum class NaiveMode { mdrange, team };
+NaiveMode naive_mode();
+// f(j, i) for every column j < cols and row i < rows, launched as naive_mode() says.
+template <class F>
+void naive_for(const char* name, index_t cols, index_t rows, const F& f) {
+  const index_t tx = (cols + 31) / 32, ty = (rows + 7) / 8;
+  if (naive_mode() == NaiveMode::team && tx * ty <= index_t(INT32_MAX)) {
+    const int c = int(cols), r = int(rows), x = int(tx);
+    Kokkos::parallel_for(name, TeamPolicy(int(tx * ty), 256), KOKKOS_LAMBDA(const Member& team) {
+      const int b = team.league_rank(), t = team.team_rank();
+      const int j = b % x * 32 + t % 32, i = b / x * 8 + t / 32;
+      if (i < r && j < c) f(j, i);
+    });
+    return;
+  }
+  Kokkos::parallel_for(name, naive_policy(cols, rows), f);
 }
 
 // One launch as a kernel will make it.

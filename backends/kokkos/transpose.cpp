@@ -37,8 +37,8 @@ struct TransposeView {
 template <class T>
 void transpose_naive(const TransposeArgs<T>& args) {
   const TransposeView<T> a(args);
-  Kokkos::parallel_for(
-      "tilekit::kokkos::transpose_naive", naive_policy(a.cols, a.rows),
+  naive_for(
+      "tilekit::kokkos::transpose_naive", a.cols, a.rows,
       KOKKOS_LAMBDA(const int j, const int i) { a.out[j * a.ld_out + i] = a.in[i * a.ld_in + j]; });
 }
 
