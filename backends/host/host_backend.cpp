@@ -73,7 +73,9 @@ std::string cpu_model_name() {
 }
 
 bool cpu_is_amd_family_26() {
-  return cpuinfo_field("vendor_id") == "AuthenticAMD" && std::atoi(cpuinfo_field("cpu family").c_str()) >= 26;
+  static const bool yes =
+      cpuinfo_field("vendor_id") == "AuthenticAMD" && std::atoi(cpuinfo_field("cpu family").c_str()) >= 26;
+  return yes;
 }
 
 int simd_lanes_f32() {

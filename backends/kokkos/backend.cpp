@@ -302,11 +302,8 @@ class KokkosBackend final : public Backend {
   // 3). Kokkos has no portable device timer.
   double time_seconds(const std::function<void()>& fn) override {
 #if defined(KOKKOS_ENABLE_CUDA)
-    const char* e = std::getenv("TILEKIT_KOKKOS_TIMER");
-    const std::string timer = e && *e ? e : "events";
-    if (timer != "events" && timer != "host")
-      throw Error("TILEKIT_KOKKOS_TIMER=" + timer + ": expected events or host");
-    if (exec_is_cuda() && timer == "events") {
+    const bool events = env_choice("TILEKIT_KOKKOS_TIMER", {{"events", true}, {"host", false}}, true);
+    if (exec_is_cuda() && events) {
       auto check = [](cudaError_t r, const char* what) {
         if (r != cudaSuccess) throw DeviceError(std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(r));
       };
