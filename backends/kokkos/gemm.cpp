@@ -55,8 +55,13 @@ void gemm_naive(const GemmArgs<T>& args) {
   const GemmView<T> g(args);
   naive_for(
       "tilekit::kokkos::gemm_naive", g.n, g.m, KOKKOS_LAMBDA(const int j, const int i) {
+        // Pointers walked, not indices recomputed: inside Kokkos' launch nvcc kept i * lda + p
+        // and p * ldb + j as 32-bit indices widened at every tap (two more integer instructions
+        // per FMA than the cuda kernel's loop, whose loads are the same).
+        const T* a = g.a + i * g.lda;
+        const T* b = g.b + j;
         T acc = 0;
-        for (int p = 0; p < g.k; ++p) acc += g.a[i * g.lda + p] * g.b[p * g.ldb + j];
+        for (int p = 0; p < g.k; ++p, b += g.ldb) acc += a[p] * *b;
         g.store(i, j, acc);
       });
 }
