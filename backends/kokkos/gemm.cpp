@@ -50,9 +50,16 @@ struct GemmView {
   }
 };
 
+// TILEKIT_KOKKOS_NAIVE_LOOP (a measurement knob, NOTES.md session 8): plain (default) | batch4,
+// the same dot product with four taps' loads issued before their four FMAs.
+inline bool naive_loop_batched() {
+  return env_choice("TILEKIT_KOKKOS_NAIVE_LOOP", {{"plain", false}, {"batch4", true}}, false);
+}
+
 template <class T>
 void gemm_naive(const GemmArgs<T>& args) {
   const GemmView<T> g(args);
+  const bool batched = naive_loop_batched();
   naive_for(
       "tilekit::kokkos::gemm_naive", g.n, g.m, KOKKOS_LAMBDA(const int j, const int i) {
         // Pointers walked, not indices recomputed: inside Kokkos' launch nvcc kept i * lda + p
@@ -61,7 +68,17 @@ void gemm_naive(const GemmArgs<T>& args) {
         const T* a = g.a + i * g.lda;
         const T* b = g.b + j;
         T acc = 0;
-        for (int p = 0; p < g.k; ++p, b += g.ldb) acc += a[p] * *b;
+        int p = 0;
+        if (batched)
+          for (; p + 4 <= g.k; p += 4, b += 4 * g.ldb) {
+            const T a0 = a[p], a1 = a[p + 1], a2 = a[p + 2], a3 = a[p + 3];
+            const T b0 = b[0], b1 = b[g.ldb], b2 = b[2 * g.ldb], b3 = b[3 * g.ldb];
+            acc += a0 * b0;
+            acc += a1 * b1;
+            acc += a2 * b2;
+            acc += a3 * b3;
+          }
+        for (; p < g.k; ++p, b += g.ldb) acc += a[p] * *b;
         g.store(i, j, acc);
       });
 }
