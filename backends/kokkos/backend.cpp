@@ -109,9 +109,9 @@ double kokkos_fma_gflops(std::int64_t items, int iters) {
   return 2.0 * 8.0 * double(iters) * double(items) / s * 1e-9;
 }
 
-NaiveMode naive_mode() {
+NaiveMode naive_mode(NaiveMode fallback) {
   if (!exec_on_gpu()) return NaiveMode::mdrange;
-  return env_choice("TILEKIT_KOKKOS_NAIVE", {{"mdrange", NaiveMode::mdrange}, {"team", NaiveMode::team}}, NaiveMode::mdrange);
+  return env_choice("TILEKIT_KOKKOS_NAIVE", {{"mdrange", NaiveMode::mdrange}, {"team", NaiveMode::team}}, fallback);
 }
 
 namespace {

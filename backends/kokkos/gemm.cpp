@@ -1,5 +1,6 @@
 // C = alpha * A * B + beta * C in Kokkos.
-//   naive:     one MDRange index per element of C, a dot product straight from memory.
+//   naive:     one thread per element of C, a dot product straight from memory (on GPUs a
+//              256-thread team per 32 x 8 piece of C, as the cuda backend launches it).
 //   tiled:     the textbook shared-memory kernel (PMPP Fig. 5.13), written once for every backend
 //              on the tile layer (backends/portable/gemm_tiled.hpp): one team per C tile, A and
 //              B blocks in team scratch per K step, one lane (a team thread on GPUs) per element.
@@ -50,10 +51,13 @@ struct GemmView {
   }
 };
 
-// TILEKIT_KOKKOS_NAIVE_LOOP (a measurement knob, NOTES.md session 8): plain (default) | batch4,
-// the same dot product with four taps' loads issued before their four FMAs.
+// The dot product's loop: batch4 (default) issues four taps' loads before their four FMAs (the
+// same products, added in the same order), plain is the textbook loop. Under Kokkos' launch ptxas
+// scheduled the plain loop's loads right before their FMAs (2-3 loads in flight a warp, where the
+// cuda kernel's schedule keeps more): 0.66-0.73 of cuda's time; batch4 with the team launch 0.99.
+// TILEKIT_KOKKOS_NAIVE_LOOP = batch4 | plain, a measurement knob (NOTES.md, session 8).
 inline bool naive_loop_batched() {
-  return env_choice("TILEKIT_KOKKOS_NAIVE_LOOP", {{"plain", false}, {"batch4", true}}, false);
+  return env_choice("TILEKIT_KOKKOS_NAIVE_LOOP", {{"plain", false}, {"batch4", true}}, true);
 }
 
 template <class T>
@@ -80,7 +84,8 @@ void gemm_naive(const GemmArgs<T>& args) {
           }
         for (; p < g.k; ++p, b += g.ldb) acc += a[p] * *b;
         g.store(i, j, acc);
-      });
+      },
+      NaiveMode::team);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -572,8 +577,16 @@ template <class T>
 Plan plan(Variant v, const Problem& p, const TileConfig& t) {
   Plan pl;
   if (v == Variant::naive) {
-    pl.launch.kernel = exec_on_gpu() ? "MDRange over C, 32x8 blocks, dot products from global memory"
-                                     : "MDRange over C, dot products from memory";
+    const index_t pieces = index_t(tiles(p.n, 32)) * tiles(p.m, 8);
+    if (naive_mode(NaiveMode::team) == NaiveMode::team && pieces <= index_t(INT32_MAX)) {  // as naive_for
+      pl.launch.league = int(pieces);
+      pl.launch.team = 256;
+      pl.launch.kernel = "a 256-thread team per 32x8 piece of C, dot products from global memory";
+    } else {
+      pl.launch.kernel = exec_on_gpu() ? "MDRange over C, 32x8 blocks, dot products from global memory"
+                                       : "MDRange over C, dot products from memory";
+    }
+    if (naive_loop_batched()) pl.launch.kernel += ", four taps' loads before their FMAs";
     return pl;
   }
   const int tiles_n = tiles(p.n, t.cols);

@@ -166,16 +166,17 @@ inline Policy2D naive_policy(index_t cols, index_t rows) {
 }
 
 // How the naive kernels run on GPU spaces (TILEKIT_KOKKOS_NAIVE, a measurement knob read at every
-// call): mdrange (default: the MDRangePolicy above) or team (a league of 256-thread teams, one per
-// 32 x 8 piece of the output in row-major order, team rank r at column r % 32 and row r / 32: the
-// cuda backend's naive launch as Kokkos can state it). Host spaces: mdrange.
+// call): mdrange (the MDRangePolicy above) or team (a league of 256-thread teams, one per 32 x 8
+// piece of the output in row-major order, team rank r at column r % 32 and row r / 32: the cuda
+// backend's naive launch as Kokkos can state it); unset, the operation's `fallback` (gemm: team,
+// the others mdrange; NOTES.md, session 8). Host spaces: mdrange.
 enum class NaiveMode { mdrange, team };
-NaiveMode naive_mode();
-// f(j, i) for every column j < cols and row i < rows, launched as naive_mode() says.
+NaiveMode naive_mode(NaiveMode fallback);
+// f(j, i) for every column j < cols and row i < rows, launched as naive_mode(fallback) says.
 template <class F>
-void naive_for(const char* name, index_t cols, index_t rows, const F& f) {
+void naive_for(const char* name, index_t cols, index_t rows, const F& f, NaiveMode fallback = NaiveMode::mdrange) {
   const index_t tx = (cols + 31) / 32, ty = (rows + 7) / 8;
-  if (naive_mode() == NaiveMode::team && tx * ty <= index_t(INT32_MAX)) {
+  if (naive_mode(fallback) == NaiveMode::team && tx * ty <= index_t(INT32_MAX)) {
     const int c = int(cols), r = int(rows), x = int(tx);
     Kokkos::parallel_for(name, TeamPolicy(int(tx * ty), 256), KOKKOS_LAMBDA(const Member& team) {
       const int b = team.league_rank(), t = team.team_rank();
