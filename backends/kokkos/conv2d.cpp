@@ -41,18 +41,14 @@ void conv2d_naive(const Conv2dArgs<T>& args) {
   const ConvView<T> a(args);
   naive_for(
       "tilekit::kokkos::conv2d_naive", a.w, a.h, KOKKOS_LAMBDA(const int j, const int i) {
-        // The window's row and the filter's row as pointers (as gemm_naive walks its operands):
-        // the same taps and border checks as the cuda kernel, in fewer integer instructions.
         const int half = a.r / 2;
         T acc = 0;
         for (int fi = 0; fi < a.r; ++fi) {
           const int y = i + fi - half;
           if (y < 0 || y >= a.h) continue;
-          const T* row = a.in + y * a.ld_in;
-          const T* f = a.filter + fi * a.r;
           for (int fj = 0; fj < a.r; ++fj) {
             const int x = j + fj - half;
-            if (x >= 0 && x < a.w) acc += f[fj] * row[x];
+            if (x >= 0 && x < a.w) acc += a.filter[fi * a.r + fj] * a.in[y * a.ld_in + x];
           }
         }
         a.out[i * a.ld_out + j] = acc;
