@@ -250,5 +250,31 @@ TEST(Sizes, KokkosMatricesAre256ByteAligned) {
   ::unsetenv("TILEKIT_KOKKOS_ALIGN");
 }
 
+// Host matrices of 4 MiB and more start on a 2 MiB boundary (whole transparent huge pages, asked
+// for with madvise on Linux); smaller ones on a cache line. A bad TILEKIT_HUGE_PAGES is refused
+// by name at the allocation, before any kernel.
+TEST(Sizes, LargeHostMatricesStartOnHugePages) {
+  Backend* be = find_backend("serial");
+  ASSERT_NE(be, nullptr);
+  const std::size_t mib = std::size_t(1) << 20;
+  for (std::size_t bytes : {std::size_t(1), mib, 4 * mib, 9 * mib + 5}) {
+    void* p = be->allocate(bytes);
+    const std::size_t want = bytes >= 4 * mib ? 2 * mib : 64;
+#if !defined(__linux__)
+    if (want > 64) continue;
+#endif
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % want, 0u) << bytes << " bytes";
+    std::memset(p, 0x5a, bytes);  // the whole request is usable
+    be->deallocate(p);
+  }
+  ::setenv("TILEKIT_HUGE_PAGES", "0", 1);
+  void* p = be->allocate(4 * mib);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 64, 0u);
+  be->deallocate(p);
+  ::setenv("TILEKIT_HUGE_PAGES", "yes", 1);
+  expect_error([&] { be->allocate(64); }, {"TILEKIT_HUGE_PAGES='yes'", "expected 0 or 1"});
+  ::unsetenv("TILEKIT_HUGE_PAGES");
+}
+
 }  // namespace
 }  // namespace tilekit::test

@@ -78,8 +78,8 @@ struct Bandwidth {
   double gbps = 0, stream_gbps = 0, memcpy_gbps = 0;
 };
 Bandwidth measure_bandwidth(int threads, std::size_t bytes, int inner, int runs) {
-  char* src = static_cast<char*>(std::aligned_alloc(64, bytes));
-  char* dst = static_cast<char*>(std::aligned_alloc(64, bytes));
+  char* src = static_cast<char*>(alloc_aligned(bytes));  // as the matrices are allocated
+  char* dst = static_cast<char*>(alloc_aligned(bytes));
   if (!src || !dst) {
     std::free(src);
     std::free(dst);

@@ -1,6 +1,9 @@
 #include "host_backend.hpp"
 
 #include <unistd.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include <cstdint>
 #include <cstdlib>
@@ -104,10 +107,37 @@ DeviceInfo cpu_device_info(int threads) {
   return d;
 }
 
-void* HostBackend::allocate(std::size_t bytes) {
+namespace {
+constexpr std::size_t kHugePage = std::size_t(2) << 20, kHugeFrom = std::size_t(4) << 20;
+
+bool huge_pages_wanted() {
+  const char* e = std::getenv("TILEKIT_HUGE_PAGES");
+  if (!e || std::strcmp(e, "1") == 0) return true;
+  if (std::strcmp(e, "0") == 0) return false;
+  throw Error(fmt::format("TILEKIT_HUGE_PAGES='{}': expected 0 or 1", e));
+}
+}  // namespace
+
+void* alloc_aligned(std::size_t bytes) {
+  if (bytes > SIZE_MAX - kHugePage) return nullptr;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (bytes >= kHugeFrom && huge_pages_wanted()) {
+    const std::size_t whole = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+    if (void* p = std::aligned_alloc(kHugePage, whole)) {
+      madvise(p, whole, MADV_HUGEPAGE);  // advice: refused or not, the memory is usable
+      return p;
+    }
+  }
+#endif
   // 64-byte alignment: whole cache lines and aligned AVX-512 loads for every matrix start.
-  if (bytes > SIZE_MAX - 63) throw ResourceError(fmt::format("backend '{}': {} bytes is too large", name(), bytes));
-  void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+}
+
+void* HostBackend::allocate(std::size_t bytes) {
+  huge_pages_wanted();  // a bad TILEKIT_HUGE_PAGES fails here, at the first matrix, not in a kernel
+  if (bytes > SIZE_MAX - kHugePage)
+    throw ResourceError(fmt::format("backend '{}': {} bytes is too large", name(), bytes));
+  void* p = alloc_aligned(bytes);
   if (!p)
     throw ResourceError(fmt::format("backend '{}': cannot allocate {} bytes of host memory ({} available)", name(),
                                     bytes, host_memory_available()));

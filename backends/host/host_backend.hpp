@@ -19,6 +19,14 @@ std::string cpu_model_name();
 std::string cpuinfo_field(const std::string& key);
 // AMD CPU family 26 or later (Zen 5): kernels whose best shape was measured to differ there.
 bool cpu_is_amd_family_26();
+// Host memory for matrices and work buffers, released with std::free; nullptr when it cannot be
+// had. 64-byte aligned; from 4 MiB up, 2 MiB aligned and marked for transparent huge pages
+// (Linux madvise), so that kernels whose rows lie far apart (transpose, gemm packing) do not
+// take a TLB miss at every row: measured +2% on the Zen 5 gemm and +5-10% on its transpose
+// (backends/openmp/NOTES.md, session 8). TILEKIT_HUGE_PAGES=0 leaves them to the OS (a
+// measurement knob; 1 is the default, any other value is an Error naming it).
+void* alloc_aligned(std::size_t bytes);
+
 // fp32 lanes of the widest vector unit this binary may use (runtime check of AVX-512/AVX2).
 int simd_lanes_f32();
 

@@ -35,7 +35,7 @@ class Workspace {
     if (bytes > bytes_) {
       std::free(p_);
       bytes_ = (bytes + 63) / 64 * 64;
-      p_ = std::aligned_alloc(64, bytes_);
+      p_ = host::alloc_aligned(bytes_);
       if (!p_) bytes_ = 0;
     }
     return p_;

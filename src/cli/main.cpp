@@ -341,9 +341,10 @@ constexpr const char* kFooter = R"(Environment that changes results or timings:
                          kernel-selection overrides for experiments
   TILEKIT_KOKKOS_TRANSPOSE, TILEKIT_KOKKOS_CONV,
   TILEKIT_KOKKOS_CONV_LOAD, TILEKIT_KOKKOS_CONV_FILTER, TILEKIT_KOKKOS_CONV_BOUNDS, TILEKIT_KOKKOS_BARRIER,
-  TILEKIT_KOKKOS_ALIGN, TILEKIT_KOKKOS_NAIVE, TILEKIT_KOKKOS_CONV_WINDOW, TILEKIT_KOKKOS_SGEMM,
+  TILEKIT_KOKKOS_ALIGN, TILEKIT_KOKKOS_NAIVE, TILEKIT_KOKKOS_NAIVE_LOOP, TILEKIT_KOKKOS_CONV_WINDOW, TILEKIT_KOKKOS_SGEMM,
   TILEKIT_OMP_GEMM, TILEKIT_OMP_GEMM_GRID, TILEKIT_OMP_GEMM_STEAL   the same (backends/*/NOTES.md)
   TILEKIT_KOKKOS_TIMER=host   time kokkos on a GPU with the host clock around launch + fence (default: events)
+  TILEKIT_HUGE_PAGES=0   host matrices of 4 MiB and more without transparent huge pages (default 1: asked for)
 Sizes are integers from 1 to 2147483647 in run and compare alike (gemm's --k may be 0); --tile is rejected where the
 variant uses no tile (naive, --peer); naming an operation or backend twice is an error.
 Exit codes (README.md, "Exit codes"): 0 ok, 1 verification failed, 2 bad usage, 3 resources or device
