@@ -78,8 +78,11 @@ struct Bandwidth {
   double gbps = 0, stream_gbps = 0, memcpy_gbps = 0;
 };
 Bandwidth measure_bandwidth(int threads, std::size_t bytes, int inner, int runs) {
-  char* src = static_cast<char*>(alloc_aligned(bytes));  // as the matrices are allocated
-  char* dst = static_cast<char*>(alloc_aligned(bytes));
+  // Plain 4 KiB pages, not alloc_aligned's huge pages: on the Zen 5 VM the copies of the large
+  // levels ran slower on huge pages, and the rows of matrices under 4 MiB (on 4 KiB pages) then
+  // stood 7-11% above their roof (tests/roofline_test.cpp, session 8).
+  char* src = static_cast<char*>(std::aligned_alloc(64, bytes));
+  char* dst = static_cast<char*>(std::aligned_alloc(64, bytes));
   if (!src || !dst) {
     std::free(src);
     std::free(dst);
