@@ -577,9 +577,8 @@ template <class T>
 Plan plan(Variant v, const Problem& p, const TileConfig& t) {
   Plan pl;
   if (v == Variant::naive) {
-    const index_t pieces = index_t(tiles(p.n, 32)) * tiles(p.m, 8);
-    if (naive_mode(NaiveMode::team) == NaiveMode::team && pieces <= index_t(INT32_MAX)) {  // as naive_for
-      pl.launch.league = int(pieces);
+    if (const index_t league = naive_league(p.n, p.m, NaiveMode::team)) {
+      pl.launch.league = int(league);
       pl.launch.team = 256;
       pl.launch.kernel = "a 256-thread team per 32x8 piece of C, dot products from global memory";
     } else {

@@ -172,11 +172,17 @@ inline Policy2D naive_policy(index_t cols, index_t rows) {
 // the others mdrange; NOTES.md, session 8). Host spaces: mdrange.
 enum class NaiveMode { mdrange, team };
 NaiveMode naive_mode(NaiveMode fallback);
-// f(j, i) for every column j < cols and row i < rows, launched as naive_mode(fallback) says.
+// The league of the team launch for a cols x rows output, or 0 where the MDRange launch runs
+// (mdrange chosen, a host space, or more pieces than a league may have).
+inline index_t naive_league(index_t cols, index_t rows, NaiveMode fallback) {
+  const index_t pieces = ((cols + 31) / 32) * ((rows + 7) / 8);
+  return naive_mode(fallback) == NaiveMode::team && pieces <= index_t(INT32_MAX) ? pieces : 0;
+}
+// f(j, i) for every column j < cols and row i < rows, launched as naive_league says.
 template <class F>
 void naive_for(const char* name, index_t cols, index_t rows, const F& f, NaiveMode fallback = NaiveMode::mdrange) {
   const index_t tx = (cols + 31) / 32, ty = (rows + 7) / 8;
-  if (naive_mode(fallback) == NaiveMode::team && tx * ty <= index_t(INT32_MAX)) {
+  if (naive_league(cols, rows, fallback) > 0) {
     const int c = int(cols), r = int(rows), x = int(tx);
     Kokkos::parallel_for(name, TeamPolicy(int(tx * ty), 256), KOKKOS_LAMBDA(const Member& team) {
       const int b = team.league_rank(), t = team.team_rank();
