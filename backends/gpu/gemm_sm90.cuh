@@ -25,6 +25,8 @@
 
 #if !defined(__HIPCC__)
 
+#include <type_traits>
+
 #include "device_common.cuh"
 
 namespace tilekit::gpu {
@@ -64,7 +66,7 @@ __host__ __device__ constexpr int threads(int bm, int bn, int tm, int tn) { retu
 // and the block's barrier. gemm_sm90_kernel below is the cuda backend's launch; the kokkos
 // backend runs the same body in a Kokkos team (team scratch, team_barrier: backends/kokkos/gemm.cpp).
 template <int BM, int BN, int BK, int TM, int TN, int kStages, bool kEarly = false, bool kFast = false, int KU = BK,
-          int AHEAD = 1, bool kZig = false, class Barrier>
+          int AHEAD = 1, bool kZig = false, bool kSteady = true, class Barrier>
 __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int tiles_x, int tiles_y, int bvec,
                                                 int cvec, int pid, int tid, float* smem, Barrier barrier) {
   using namespace sgemm;
@@ -113,22 +115,24 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
 #pragma unroll
     for (int i = 0; i < B_PER; ++i) b_ptr[i] = g.b + (fast ? (b_r + i * B_RS) * g.ldb + n0 + b_nc : 0);
   }
+  auto load_fast = [&](int s, int p0) {  // a fast block's whole K step p0 .. p0 + BK
+    float* as = smem + s * STAGE;
+    float* bs = as + A_STAGE;
+#pragma unroll
+    for (int ri = 0; ri < A_ROWS; ++ri) {
+      const float* src = a_ptr[kFast ? ri : 0] + p0;
+#pragma unroll
+      for (int kh = 0; kh < BK / 8; ++kh)
+        copy_full<4>(as + (a_k + 8 * kh) * LDA + a_r + ri * (NT / 8), src + 8 * kh);
+    }
+    const int boff = p0 * g.ldb;
+#pragma unroll
+    for (int i = 0; i < B_PER; ++i) copy_full<16>(bs + (b_r + i * B_RS) * LDB + b_nc, b_ptr[kFast ? i : 0] + boff);
+  };
   auto load = [&](int s, int p0) {
     float* as = smem + s * STAGE;
     float* bs = as + A_STAGE;
-    if (kFast && fast && p0 + BK <= g.k) {
-#pragma unroll
-      for (int ri = 0; ri < A_ROWS; ++ri) {
-        const float* src = a_ptr[kFast ? ri : 0] + p0;
-#pragma unroll
-        for (int kh = 0; kh < BK / 8; ++kh)
-          copy_full<4>(as + (a_k + 8 * kh) * LDA + a_r + ri * (NT / 8), src + 8 * kh);
-      }
-      const int boff = p0 * g.ldb;
-#pragma unroll
-      for (int i = 0; i < B_PER; ++i) copy_full<16>(bs + (b_r + i * B_RS) * LDB + b_nc, b_ptr[kFast ? i : 0] + boff);
-      return;
-    }
+    if (kFast && fast && p0 + BK <= g.k) return load_fast(s, p0);
 #pragma unroll
     for (int ri = 0; ri < A_ROWS; ++ri)
 #pragma unroll
@@ -220,14 +224,24 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
     barrier();
     if (steps > 0) fetch_first(early, 0);
   }
-  for (int t = 0; t < steps; ++t) {
+  // One step. kWhole: a fast block's step whose copies (of step t + kStages - 1) are a whole K
+  // step and which has a next step, so no condition is left in it: its copies, fragment reads and
+  // FMAs are one basic block that ptxas interleaves. (Behind the conditions, the copies' integer
+  // chains ran alone at the top of every step, ~5% of the warps' stall samples, cuBLAS's 0.4%:
+  // NOTES.md, session 9.) The other steps (edge blocks, the last kStages - 1, a partial last K
+  // step) take the general path.
+  auto run_step = [&](int t, auto whole) {
+    constexpr bool kWhole = decltype(whole)::value;
     Frags local;  // otherwise they are the step's own (fewer registers live across the loop)
     Frags& fr = kEarly ? early : local;
     if constexpr (!kEarly) {
       wait<kStages - 2>();
       barrier();
     }
-    if (t + kStages - 1 < steps) load(write, (t + kStages - 1) * BK);
+    if constexpr (kWhole)
+      load_fast(write, (t + kStages - 1) * BK);
+    else if (t + kStages - 1 < steps)
+      load(write, (t + kStages - 1) * BK);
     commit();
     if constexpr (!kEarly) fetch_first(fr, read);
     const int next = read + 1 == kStages ? 0 : read + 1;
@@ -239,7 +253,7 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
         const int kk = k0 + u, j = kk + AHEAD;  // every group, and step t + 1, start in buffer 0
         if (j < BK) {
           fetch(fr, (u + AHEAD) % NB, read, j);
-        } else if (kEarly && t + 1 < steps) {
+        } else if (kEarly && (kWhole || t + 1 < steps)) {
           // The first read from the next stage: every read of this one is issued, so after this
           // barrier the stage may be refilled, and the next one's copies are visible.
           if (j == BK) {
@@ -253,7 +267,14 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
     }
     read = next;
     write = write + 1 == kStages ? 0 : write + 1;
+  };
+  int t = 0;
+  if constexpr (kFast && kSteady) {
+    // Steady while the step copied is a whole one: t + kStages - 1 < g.k / BK (then t + 1 < steps).
+    if (fast)
+      for (; t + kStages - 1 < g.k / BK; ++t) run_step(t, std::true_type{});
   }
+  for (; t < steps; ++t) run_step(t, std::false_type{});
 
   // Epilogue: acc[4 qi + e][4 qj + f] is C[m0 + wm0 + 16 qi + 4 tr + e][n0 + wn0 + 32 qj + 4 tc + f].
   // beta == 0 never reads C (it may hold NaN).
@@ -288,11 +309,11 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
 }
 
 template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS, bool kEarly = false, bool kFast = false,
-          int KU = BK, int AHEAD = 1, bool kZig = false>
+          int KU = BK, int AHEAD = 1, bool kZig = false, bool kSteady = true>
 __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void gemm_sm90_kernel(
     GemmParams<float> g, int tiles_x, int tiles_y, int bvec, int cvec) {
   extern __shared__ __align__(16) unsigned char gemm_sm90_smem[];
-  gemm_sm90_block<BM, BN, BK, TM, TN, kStages, kEarly, kFast, KU, AHEAD, kZig>(
+  gemm_sm90_block<BM, BN, BK, TM, TN, kStages, kEarly, kFast, KU, AHEAD, kZig, kSteady>(
       g, tiles_x, tiles_y, bvec, cvec, int(blockIdx.x), int(threadIdx.x), reinterpret_cast<float*>(gemm_sm90_smem),
       [] { __syncthreads(); });
 }

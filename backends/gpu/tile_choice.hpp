@@ -117,6 +117,7 @@ struct SgemmVariant {
   int ku = 0;          // K indices unrolled per loop iteration (gemm_sm90.cuh's KU; 0: the whole step)
   int ahead = 1;       // K indices the fragment reads run ahead of their FMAs (gemm_sm90.cuh's AHEAD)
   bool zig = false;    // the FFMAs of a 4 x 4 product in zigzag order (gemm_sm90.cuh's kZig)
+  bool steady = true;  // fast blocks' whole steps in a loop with no condition (gemm_sm90.cuh's kSteady)
 };
 inline constexpr SgemmVariant kSgemmVariants[] = {
     {"sm80", 128, 128, 16, 2, 8, 8},   {"warp2", 128, 128, 16, 2, 8, 8},  {"warp3", 128, 128, 16, 3, 8, 8},
@@ -134,6 +135,9 @@ inline constexpr SgemmVariant kSgemmVariants[] = {
     {"cub3ef2", 256, 128, 8, 3, 16, 8, true, true, 0, 2}, {"dual3ef8", 128, 128, 8, 3, 16, 8, true, true},
     {"dual3efz", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true}, {"cub3efz", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true},
     {"dual3f2", 128, 128, 16, 3, 16, 8, false, true, 0, 2}, {"cub3f2", 256, 128, 8, 3, 16, 8, false, true, 0, 2},
+    // Session 9: every variant above with fast copies runs its steady steps in a loop of their own;
+    // "cub3efzb" keeps round 4's loop (the copies behind conditions in every step), for A/B.
+    {"cub3efzb", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true, false},
 };
 inline constexpr int kSgemmVariantCount = int(sizeof(kSgemmVariants) / sizeof(kSgemmVariants[0]));
 inline constexpr int kSgemmPadA = 4;

@@ -607,6 +607,21 @@ TileConfig auto_tile(Variant v, const Problem& p) {
   }
   int side = exec_on_gpu() ? 64 : 32;
   while (side > 4 && scratch_for<T>(v, {side, side, 0}, int(p.k)) > budget) side /= 2;
+  if (v == Variant::tiled && exec_on_gpu() && side == kTiledCols) {
+    // Kokkos adds 8 (team size + 2) bytes of its own to every team's shared memory (its GPU
+    // ParallelFor of a TeamPolicy), 2 KB for a 256-thread team. At 64 x 64 a team then needs more
+    // than the cuda backend's block of the same tile, 8 of them take the 196 KiB shared carveout
+    // where cuda's 8 fit 164, and the L1 that holds the window's loads in flight shrinks from 92 to
+    // 60 KiB (H100, float R = 5: 0.934 of cuda at 64 x 64, 0.96 at 56 x 64; NOTES.md, session 9).
+    // So the tile loses whole row groups until a team needs no more than cuda's 64 x 64 block.
+    const std::size_t cuda_block = portable::Conv2dTiled<T>::scratch_bytes(int(p.k), side, side);
+    TileConfig t{side, side, 0};
+    auto team_bytes = [&](const TileConfig& c) {
+      return scratch_for<T>(v, c, int(p.k)) + sizeof(double) * std::size_t(tiled_lanes(c).count() + 2);
+    };
+    while (t.rows > kTiledRows && team_bytes(t) > cuda_block) t.rows -= kTiledRows;
+    return t;
+  }
   return {side, side, 0};
 }
 
