@@ -83,10 +83,12 @@ const void* sm90_kernel(int sv) {
     case 28: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, false, true, 16, 2>);
     case 29: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 3, 1, false, true, 8, 2>);
     case 30: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 3, 1, true, true, 8, 1, true, false>);
+    case 31: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 3, 1, true, true, 8, 1, true, true, true>);
+    case 32: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, true, true, 16, 1, true, true, true>);
   }
   return nullptr;
 }
-static_assert(kSgemmVariantCount == 31, "sm90_kernel lists every gemm_sm90 variant");
+static_assert(kSgemmVariantCount == 33, "sm90_kernel lists every gemm_sm90 variant");
 #endif
 
 // The plan names a gemm_sm90 kernel: only the cuda build of a float gemm can follow it.

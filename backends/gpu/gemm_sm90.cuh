@@ -66,7 +66,7 @@ __host__ __device__ constexpr int threads(int bm, int bn, int tm, int tn) { retu
 // and the block's barrier. gemm_sm90_kernel below is the cuda backend's launch; the kokkos
 // backend runs the same body in a Kokkos team (team scratch, team_barrier: backends/kokkos/gemm.cpp).
 template <int BM, int BN, int BK, int TM, int TN, int kStages, bool kEarly = false, bool kFast = false, int KU = BK,
-          int AHEAD = 1, bool kZig = false, bool kSteady = true, class Barrier>
+          int AHEAD = 1, bool kZig = false, bool kSteady = true, bool kSpread = false, class Barrier>
 __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int tiles_x, int tiles_y, int bvec,
                                                 int cvec, int pid, int tid, float* smem, Barrier barrier) {
   using namespace sgemm;
@@ -115,19 +115,21 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
 #pragma unroll
     for (int i = 0; i < B_PER; ++i) b_ptr[i] = g.b + (fast ? (b_r + i * B_RS) * g.ldb + n0 + b_nc : 0);
   }
-  auto load_fast = [&](int s, int p0) {  // a fast block's whole K step p0 .. p0 + BK
+  // A fast block's whole K step p0 .. p0 + BK as PIECES copies: A's 4-byte copies, then B's.
+  constexpr int A_PIECES = A_ROWS * (BK / 8), PIECES = A_PIECES + B_PER;
+  auto copy_piece = [&](int s, int p0, int i) {  // i: a compile-time index once unrolled
     float* as = smem + s * STAGE;
-    float* bs = as + A_STAGE;
-#pragma unroll
-    for (int ri = 0; ri < A_ROWS; ++ri) {
-      const float* src = a_ptr[kFast ? ri : 0] + p0;
-#pragma unroll
-      for (int kh = 0; kh < BK / 8; ++kh)
-        copy_full<4>(as + (a_k + 8 * kh) * LDA + a_r + ri * (NT / 8), src + 8 * kh);
+    if (i < A_PIECES) {
+      const int ri = i / (BK / 8), kh = i % (BK / 8);
+      copy_full<4>(as + (a_k + 8 * kh) * LDA + a_r + ri * (NT / 8), a_ptr[kFast ? ri : 0] + p0 + 8 * kh);
+    } else {
+      const int bi = i - A_PIECES;
+      copy_full<16>(as + A_STAGE + (b_r + bi * B_RS) * LDB + b_nc, b_ptr[kFast ? bi : 0] + p0 * g.ldb);
     }
-    const int boff = p0 * g.ldb;
+  };
+  auto load_fast = [&](int s, int p0) {
 #pragma unroll
-    for (int i = 0; i < B_PER; ++i) copy_full<16>(bs + (b_r + i * B_RS) * LDB + b_nc, b_ptr[kFast ? i : 0] + boff);
+    for (int i = 0; i < PIECES; ++i) copy_piece(s, p0, i);
   };
   auto load = [&](int s, int p0) {
     float* as = smem + s * STAGE;
@@ -238,11 +240,15 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
       wait<kStages - 2>();
       barrier();
     }
-    if constexpr (kWhole)
+    // kSpread: the whole step's copies one or two per K index instead of all at its top, so that
+    // they and their address arithmetic queue between the fragment reads rather than before them.
+    constexpr bool kPieces = kWhole && kSpread;
+    static_assert(!kSpread || (KU == BK && AHEAD == 1), "spread copies: the step unrolled, fragments one ahead");
+    if constexpr (kWhole && !kSpread)
       load_fast(write, (t + kStages - 1) * BK);
-    else if (t + kStages - 1 < steps)
-      load(write, (t + kStages - 1) * BK);
-    commit();
+    else if constexpr (!kWhole)
+      if (t + kStages - 1 < steps) load(write, (t + kStages - 1) * BK);
+    if constexpr (!kPieces) commit();
     if constexpr (!kEarly) fetch_first(fr, read);
     const int next = read + 1 == kStages ? 0 : read + 1;
     static_assert(BK % KU == 0 && KU % NB == 0, "whole unrolled groups of whole buffer rounds (the buffer is kk % NB)");
@@ -251,6 +257,11 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
 #pragma unroll
       for (int u = 0; u < KU; ++u) {
         const int kk = k0 + u, j = kk + AHEAD;  // every group, and step t + 1, start in buffer 0
+        if constexpr (kPieces) {  // pieces [u P / BK, (u + 1) P / BK); the group closes before the wait below
+#pragma unroll
+          for (int i = u * PIECES / BK; i < (u + 1) * PIECES / BK; ++i) copy_piece(write, (t + kStages - 1) * BK, i);
+          if (u == BK - 1) commit();
+        }
         if (j < BK) {
           fetch(fr, (u + AHEAD) % NB, read, j);
         } else if (kEarly && (kWhole || t + 1 < steps)) {
@@ -309,11 +320,11 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
 }
 
 template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS, bool kEarly = false, bool kFast = false,
-          int KU = BK, int AHEAD = 1, bool kZig = false, bool kSteady = true>
+          int KU = BK, int AHEAD = 1, bool kZig = false, bool kSteady = true, bool kSpread = false>
 __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void gemm_sm90_kernel(
     GemmParams<float> g, int tiles_x, int tiles_y, int bvec, int cvec) {
   extern __shared__ __align__(16) unsigned char gemm_sm90_smem[];
-  gemm_sm90_block<BM, BN, BK, TM, TN, kStages, kEarly, kFast, KU, AHEAD, kZig, kSteady>(
+  gemm_sm90_block<BM, BN, BK, TM, TN, kStages, kEarly, kFast, KU, AHEAD, kZig, kSteady, kSpread>(
       g, tiles_x, tiles_y, bvec, cvec, int(blockIdx.x), int(threadIdx.x), reinterpret_cast<float*>(gemm_sm90_smem),
       [] { __syncthreads(); });
 }

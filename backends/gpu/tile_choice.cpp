@@ -217,7 +217,8 @@ int sgemm_with_tile(int sv, int rows, int depth) {
   const SgemmVariant& w = kSgemmVariants[sv];
   auto distance = [&](const SgemmVariant& c) {
     const int unlike = (c.tm != w.tm || c.tn != w.tn) + (c.early != w.early) + (c.fast != w.fast) + (c.ku != w.ku) +
-                       (c.ahead != w.ahead) + (c.zig != w.zig) + (c.steady != w.steady);
+                       (c.ahead != w.ahead) + (c.zig != w.zig) + (c.steady != w.steady) +
+                       (c.spread != w.spread);
     return 16 * unlike + std::abs(c.stages - w.stages);
   };
   int best = 0;

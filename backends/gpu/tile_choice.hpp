@@ -118,6 +118,7 @@ struct SgemmVariant {
   int ahead = 1;       // K indices the fragment reads run ahead of their FMAs (gemm_sm90.cuh's AHEAD)
   bool zig = false;    // the FFMAs of a 4 x 4 product in zigzag order (gemm_sm90.cuh's kZig)
   bool steady = true;  // fast blocks' whole steps in a loop with no condition (gemm_sm90.cuh's kSteady)
+  bool spread = false; // ... their copies spread over the step's K indices (gemm_sm90.cuh's kSpread)
 };
 inline constexpr SgemmVariant kSgemmVariants[] = {
     {"sm80", 128, 128, 16, 2, 8, 8},   {"warp2", 128, 128, 16, 2, 8, 8},  {"warp3", 128, 128, 16, 3, 8, 8},
@@ -138,6 +139,9 @@ inline constexpr SgemmVariant kSgemmVariants[] = {
     // Session 9: every variant above with fast copies runs its steady steps in a loop of their own;
     // "cub3efzb" keeps round 4's loop (the copies behind conditions in every step), for A/B.
     {"cub3efzb", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true, false},
+    // "s": the steady steps' copies spread over the step's K indices, one or two per index.
+    {"cub3efzs", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true, true, true},
+    {"dual3efzs", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true, true, true},
 };
 inline constexpr int kSgemmVariantCount = int(sizeof(kSgemmVariants) / sizeof(kSgemmVariants[0]));
 inline constexpr int kSgemmPadA = 4;

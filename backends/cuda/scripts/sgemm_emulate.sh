@@ -26,7 +26,7 @@ namespace tilekit::gpu { alignas(16) unsigned char gemm_sm90_smem[4 * 32 * (256 
 using namespace tilekit::gpu;
 
 template <int BM, int BN, int BK, int TM, int TN, int S, bool E = false, bool F = false, int KU = BK, int AH = 1, bool Z = false,
-          bool ST = true>
+          bool ST = true, bool SP = false>
 int run(const Shape& s, std::mt19937& gen) {
   Problem<float> p(s, gen);
   const int tx = (s.n + BN - 1) / BN, ty = (s.m + BM - 1) / BM;
@@ -35,10 +35,11 @@ int run(const Shape& s, std::mt19937& gen) {
   std::barrier<> bar(NT);
   g_block = &bar;
   p.launch(tx * ty, NT, [](int) { std::memset(gemm_sm90_smem, 0xff, sizeof(gemm_sm90_smem)); },  // NaN garbage
-           [&] { gemm_sm90_kernel<BM, BN, BK, TM, TN, S, 1, E, F, KU, AH, Z, ST>(p.g, tx, ty, bvec, cvec); });
+           [&] { gemm_sm90_kernel<BM, BN, BK, TM, TN, S, 1, E, F, KU, AH, Z, ST, SP>(p.g, tx, ty, bvec, cvec); });
   char what[128];
-  std::snprintf(what, sizeof what, "%3dx%-3dx%-2d %2dx%-2d S=%d%s%s%s%s KU=%d ahead=%d bvec=%d cvec=%d", BM, BN, BK, TM, TN,
-                S, E ? " early" : "", F ? " fast" : "", Z ? " zig" : "", ST ? "" : " branchy", KU, AH, bvec, cvec);
+  std::snprintf(what, sizeof what, "%3dx%-3dx%-2d %2dx%-2d S=%d%s%s%s%s%s KU=%d ahead=%d bvec=%d cvec=%d", BM, BN, BK, TM,
+                TN, S, E ? " early" : "", F ? " fast" : "", Z ? " zig" : "", ST ? "" : " branchy", SP ? " spread" : "", KU, AH,
+                bvec, cvec);
   return p.check(what, 1e-5 * (1 + std::sqrt(double(s.k))));
 }
 
@@ -87,6 +88,9 @@ int main() {
     fails += run<256, 128, 8, 16, 8, 3, false, true, 8, 2>(s, gen);
     // session 9: cub3efzb, round 4's loop (the fast blocks' steps with their conditions)
     fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, true, false>(s, gen);
+    // cub3efzs, dual3efzs: the steady steps' copies spread over their K indices
+    fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, true, true, true>(s, gen);
+    fails += run<128, 128, 16, 16, 8, 3, true, true, 16, 1, true, true, true>(s, gen);
     // two ahead with the early barrier and without the fast copies (not compiled for the device)
     fails += run<128, 128, 16, 8, 8, 2, true, false, 16, 2>(s, gen);
   }
