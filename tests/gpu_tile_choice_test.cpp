@@ -593,7 +593,7 @@ TEST(TileChoiceSgemm, DefaultStepsDownForSmallProblemsAndOtherDevicesKeepTheSm80
   // gives each of the 132 SMs one.
   const Problem mid{Op::gemm, DType::f32, 2048, 2048, 2048};
   EXPECT_EQ(kSgemmVariants[kSgemmDefault].rows, 256);
-  EXPECT_EQ(plan_launch(h200(), Variant::optimized, mid, {}).sgemm, sgemm_index("dual3efz"));
+  EXPECT_EQ(plan_launch(h200(), Variant::optimized, mid, {}).sgemm, sgemm_index("dual3efzs"));
   EXPECT_EQ(plan_launch(h200(), Variant::optimized, small, {}).tile.str(), (TileConfig{64, 64, 8}.str()));
   // An explicit 256x128x16 is only gemm_sm90's: it runs there even under sm80, and is refused
   // (naming the tile) where the kernel does not exist.

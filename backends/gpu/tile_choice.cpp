@@ -213,7 +213,7 @@ bool sgemm_tile_is(const SgemmVariant& v, int rows, int depth) { return v.rows =
 int sgemm_with_tile(int sv, int rows, int depth) {
   if (sgemm_tile_is(kSgemmVariants[sv], rows, depth)) return sv;
   // The kernel of that tile most like sv: the same per-thread shape and K-loop options first,
-  // then the nearest number of stages (cub3efz steps down to dual3efz).
+  // then the nearest number of stages (cub3efzs steps down to dual3efzs).
   const SgemmVariant& w = kSgemmVariants[sv];
   auto distance = [&](const SgemmVariant& c) {
     const int unlike = (c.tm != w.tm || c.tn != w.tn) + (c.early != w.early) + (c.fast != w.fast) + (c.ku != w.ku) +

@@ -482,7 +482,7 @@ BlockMode block_mode() {
 // is written once, for both backends. Inside Kokkos' launch it runs at 0.93 of the cuda kernel
 // (GemmBlock above, Kokkos' own port of an older form of that kernel: 0.88), the same
 // instructions scheduled a little worse (NOTES.md, session 6; bench/results/h200-kokkos-r6.txt).
-// The shape is cub3efz's, the cuda backend's default: 256 x 128 x 8, one block of 256 threads
+// The shape is cub3efzs', the cuda backend's default: 256 x 128 x 8, one block of 256 threads
 // per SM, the automatic tile while the problem gives every SM a block (smaller problems run
 // GemmBlock). The cuda backend's form for those, dual3efz (128 x 128 x 16, 3 stages), needs
 // 49920 bytes of shared memory: above the 48 KiB Kokkos offers a team (Kokkos' CUDA team
@@ -517,7 +517,8 @@ struct Sm90Team {
     const auto* p = reinterpret_cast<unsigned char*>(ScratchCarver(team, scratch_bytes()).take<float>(0));
     const int off = __shfl_sync(0xffffffffu, int(p - tilekit_sm90_smem), 0);
     float* smem = reinterpret_cast<float*>(tilekit_sm90_smem + off);
-    gpu::gemm_sm90_block<BM, BN, BK, TM, TN, kStages, /*early*/ true, /*fast*/ true, BK, /*ahead*/ 1, /*zig*/ true>(
+    gpu::gemm_sm90_block<BM, BN, BK, TM, TN, kStages, /*early*/ true, /*fast*/ true, BK, /*ahead*/ 1, /*zig*/ true,
+                         /*steady*/ true, /*spread*/ true>(
         g, tiles_x, tiles_y, bvec, cvec, team.league_rank(), team.team_rank(), smem, [&] { block_barrier<kBar>(team); });
 #else
     (void)team;
@@ -606,7 +607,7 @@ Plan plan(Variant v, const Problem& p, const TileConfig& t) {
     pl.r = 16;
     pl.launch.team = Sm90Cub<true>::NT;
     pl.launch.scratch = Sm90Cub<true>::scratch_bytes();
-    pl.launch.kernel = "the cuda backend's sm_90 block (gemm_sm90_block, cub3efz) in a Kokkos team: 16x8 per thread "
+    pl.launch.kernel = "the cuda backend's sm_90 block (gemm_sm90_block, cub3efzs) in a Kokkos team: 16x8 per thread "
                        "in registers, 3 cp.async stages in team scratch, " +
                        std::string(barrier_is_block() ? "__syncthreads()" : "team_barrier()") + " between them";
     return pl;
