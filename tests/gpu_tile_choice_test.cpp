@@ -589,11 +589,16 @@ TEST(TileChoiceSgemm, DefaultStepsDownForSmallProblemsAndOtherDevicesKeepTheSm80
   const Problem big{Op::gemm, DType::f32, 4096, 4096, 4096}, small{Op::gemm, DType::f32, 97, 89, 83};
   EXPECT_EQ(plan_launch(h200(), Variant::optimized, big, {}).sgemm, kSgemmDefault);
   EXPECT_EQ(plan_launch(h200(), Variant::optimized, small, {}).sgemm, 0);
-  // 2048^2: 128 blocks of 256x128 leave SMs idle; the default's 128x128 form (the same K loop)
-  // gives each of the 132 SMs one.
+  // 2048^2: 256 blocks of the default's 128x128 give every SM one; a 256x128 variant named for
+  // every size keeps its tile, and otherwise steps down to its 128x128 form (the same K loop).
   const Problem mid{Op::gemm, DType::f32, 2048, 2048, 2048};
-  EXPECT_EQ(kSgemmVariants[kSgemmDefault].rows, 256);
-  EXPECT_EQ(plan_launch(h200(), Variant::optimized, mid, {}).sgemm, sgemm_index("dual3efzs"));
+  EXPECT_EQ(kSgemmVariants[kSgemmDefault].rows, 128);
+  EXPECT_EQ(plan_launch(h200(), Variant::optimized, mid, {}).sgemm, kSgemmDefault);
+  {
+    SgemmEnv e("cub3efzs");
+    EXPECT_EQ(std::string(kSgemmVariants[plan_launch(h200(), Variant::optimized, big, {128, 128, 16}).sgemm].name),
+              "dual3efzs");
+  }
   EXPECT_EQ(plan_launch(h200(), Variant::optimized, small, {}).tile.str(), (TileConfig{64, 64, 8}.str()));
   // An explicit 256x128x16 is only gemm_sm90's: it runs there even under sm80, and is refused
   // (naming the tile) where the kernel does not exist.

@@ -155,11 +155,11 @@ constexpr int sgemm_index(const char* name) {
     if (sgemm_name_is(kSgemmVariants[i].name, name)) return i;
   return -1;
 }
-// What the plan takes on sm_90 when TILEKIT_SGEMM is unset (NOTES.md, session 9: the steady
-// steps with their copies spread, 97-98% of cuBLAS at 4096 and 8192 on an H100; round 4's
-// cub3efz 91% in the same runs). Problems with fewer 256-row blocks than SMs step down to its
-// 128x128 form, dual3efzs (98% at 4096).
-inline constexpr int kSgemmDefault = sgemm_index("cub3efzs");
+// What the plan takes on sm_90 when TILEKIT_SGEMM is unset (NOTES.md, session 9): the steady
+// steps with their copies spread, at 128x128 (two blocks an SM): 98% of cuBLAS at 4096 and 99.5%
+// at 8192 on an H100, its 256x128 form cub3efzs 97-98% and round 4's cub3efz 91-93% in the same
+// runs. Problems with fewer 128x128 blocks than SMs run gemm.cuh's 64x64 kernel.
+inline constexpr int kSgemmDefault = sgemm_index("dual3efzs");
 static_assert(kSgemmDefault > 0, "the default SGEMM variant is one of kSgemmVariants");
 constexpr int sgemm_threads(const SgemmVariant& v) { return (v.rows / (4 * v.tm)) * (v.cols / (8 * v.tn)) * 32; }
 // Registers a thread from ptxas (13.0, sm_90, no spills; NOTES.md): 8x8 per thread 127; 16x8 201

@@ -479,13 +479,13 @@ BlockMode block_mode() {
 // is the block index, the team rank the thread index (vector length 1: a team's threads are
 // numbered along threadIdx.y, so 32 consecutive ranks are a warp), level-0 team scratch the
 // shared stages, team_barrier() the __syncthreads(), LaunchBounds the __launch_bounds__. The body
-// is written once, for both backends. Inside Kokkos' launch it runs at 0.93 of the cuda kernel
-// (GemmBlock above, Kokkos' own port of an older form of that kernel: 0.88), the same
-// instructions scheduled a little worse (NOTES.md, session 6; bench/results/h200-kokkos-r6.txt).
-// The shape is cub3efzs', the cuda backend's default: 256 x 128 x 8, one block of 256 threads
-// per SM, the automatic tile while the problem gives every SM a block (smaller problems run
-// GemmBlock). The cuda backend's form for those, dual3efz (128 x 128 x 16, 3 stages), needs
-// 49920 bytes of shared memory: above the 48 KiB Kokkos offers a team (Kokkos' CUDA team
+// is written once, for both backends. Inside Kokkos' launch it ran at 0.93-0.94 of the cuda kernel
+// until session 9 (the same instructions scheduled a little worse: NOTES.md, sessions 6 and 8);
+// since the steady steps (gemm_sm90.cuh's kSteady, kSpread) at 0.99 of the same shape in cuda.
+// The shape is cub3efzs': 256 x 128 x 8, one block of 256 threads per SM, the automatic tile
+// while the problem gives every SM a block (smaller problems run GemmBlock). The cuda backend's
+// default, dual3efzs (128 x 128 x 16, 3 stages, two blocks an SM, 1-2% faster than cub3efzs),
+// needs 49920 bytes of shared memory: above the 48 KiB Kokkos offers a team (Kokkos' CUDA team
 // launches do not opt in to more; "insufficient shared memory" on the H200).
 // TILEKIT_KOKKOS_SGEMM (a measuring knob): sm90 (the default), cub (at every size, so that the
 // conformance suite's small shapes run it), block (GemmBlock at every size).
