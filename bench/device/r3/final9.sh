@@ -22,16 +22,15 @@ for v in cub3efzb dual3efz; do
   grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/tests-$v.txt" | sed "s/^/$v: /" >>"$out/summary.txt"
 done
 # A/B: the new loop (cub3efz) against round 4's (cub3efzb), cuBLAS in each process.
-row() { grep -E 'optimized|cublas' "$1" | awk '{print $3, $6, $9}' | tr '\n' ' '; }
 for round in 1 2 3; do
   for v in cub3efz cub3efzb; do
     TILEKIT_SGEMM=$v step sgemm-4096-$v-$round.txt 30 "$tk" compare gemm --backends cuda --size 4096 --reps 10
-    echo "round $round 4096 $v: $(row "$out/sgemm-4096-$v-$round.txt")" >>"$out/summary.txt"
+    echo "round $round 4096 $v: $(gemm_row "$out/sgemm-4096-$v-$round.txt")" >>"$out/summary.txt"
   done
 done
 for v in cub3efz cub3efzb; do
   TILEKIT_SGEMM=$v step sgemm-8192-$v.txt 40 "$tk" compare gemm --backends cuda --size 8192 --reps 5
-  echo "8192 $v: $(row "$out/sgemm-8192-$v.txt")" >>"$out/summary.txt"
+  echo "8192 $v: $(gemm_row "$out/sgemm-8192-$v.txt")" >>"$out/summary.txt"
 done
 step ncu-sgemm.log 60 ncu --clock-control none --kernel-name-base demangled -k regex:gemm_sm90_kernel -c 1 \
   --section SourceCounters --section WarpStateStats --section SchedulerStats -f -o "$out/rep-sgemm" \
@@ -51,9 +50,7 @@ for round in 1 2; do
   done
 done
 
-step final-8192.txt 100 "$tk" compare gemm transpose conv2d --backends cuda,kokkos --size 8192 --reps 10 \
-  --json "$out/final-8192.json"
-grep -E "^(gemm|transpose|conv2d) " "$out/final-8192.txt" >>"$out/summary.txt"
+final_compare
 
 # Last, while the time lasts: memcheck and racecheck of the new loop (edge blocks, partial K steps).
 for tool in memcheck racecheck; do

@@ -17,20 +17,17 @@ grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/conformance.txt" >>"$out/summary.t
 TILEKIT_KOKKOS_SGEMM=cub step tests-kokkos-cub.txt 30 "$t" \
   --gtest_filter='*Conformance.Gemm*/kokkos_optimized_float:*Conformance.RepeatedRuns*/kokkos_optimized_float' --gtest_brief=1
 grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/tests-kokkos-cub.txt" | sed "s/^/kokkos sm_90 block at every size: /" >>"$out/summary.txt"
-row() { grep -E 'optimized|cublas' "$1" | awk '{print $2, $3, $6, $9}' | tr '\n' ' '; }
 for round in 1 2; do
   for n in 4096 8192; do
     for v in cub3efzs dual3efzs cub3efz; do
       TILEKIT_SGEMM=$v step sgemm-$n-$v-$round.txt 40 "$tk" compare gemm --backends cuda --size $n --reps $((n > 4096 ? 5 : 10))
-      echo "round $round $n $v: $(row "$out/sgemm-$n-$v-$round.txt")" >>"$out/summary.txt"
+      echo "round $round $n $v: $(gemm_row "$out/sgemm-$n-$v-$round.txt")" >>"$out/summary.txt"
     done
     step gemm-$n-kokkos-$round.txt 40 "$tk" compare gemm --backends cuda,kokkos --size $n --reps $((n > 4096 ? 5 : 10))
-    echo "round $round $n cuda,kokkos: $(row "$out/gemm-$n-kokkos-$round.txt")" >>"$out/summary.txt"
+    echo "round $round $n cuda,kokkos: $(gemm_row "$out/gemm-$n-kokkos-$round.txt")" >>"$out/summary.txt"
   done
 done
-step final-8192.txt 100 "$tk" compare gemm transpose conv2d --backends cuda,kokkos --size 8192 --reps 10 \
-  --json "$out/final-8192.json"
-grep -E "^(gemm|transpose|conv2d) " "$out/final-8192.txt" >>"$out/summary.txt"
+final_compare
 for tool in memcheck racecheck; do
   for shape in "--m 259 --n 388 --k 75" "--m 512 --n 256 --k 64"; do
     n=$(echo "$shape" | tr -d ' -')

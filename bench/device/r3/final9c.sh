@@ -9,9 +9,7 @@ t=$build/tests/tilekit_tests
 tk=$build/tilekit
 step conformance.txt 150 "$t" --gtest_filter='*cuda*:*kokkos*' --gtest_brief=1
 grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/conformance.txt" >>"$out/summary.txt"
-step final-8192.txt 100 "$tk" compare gemm transpose conv2d --backends cuda,kokkos --size 8192 --reps 10 \
-  --json "$out/final-8192.json"
-grep -E "^(gemm|transpose|conv2d) " "$out/final-8192.txt" >>"$out/summary.txt"
+final_compare
 step final-4096.txt 60 "$tk" compare gemm --backends cuda,kokkos --size 4096 --reps 10 --json "$out/final-4096.json"
 grep -E "^gemm " "$out/final-4096.txt" >>"$out/summary.txt"
 step conv-3.txt 60 "$tk" compare conv2d --backends cuda,kokkos --size 8192 --k 3 --reps 10 --json "$out/final-8192-r3.json"

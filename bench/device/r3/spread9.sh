@@ -21,16 +21,15 @@ for v in cub3efzs dual3efzs cub3ef2; do
   TILEKIT_SGEMM=$v step tests-$v.txt 30 "$t" --gtest_filter="$filter" --gtest_brief=1
   grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$out/tests-$v.txt" | sed "s/^/$v: /" >>"$out/summary.txt"
 done
-row() { grep -E 'optimized|cublas' "$1" | awk '{print $3, $6, $9}' | tr '\n' ' '; }
 for round in 1 2 3; do
   for v in cub3efz cub3efzs cub3ef2 dual3efz dual3efzs cub3efzb; do
     TILEKIT_SGEMM=$v step sgemm-4096-$v-$round.txt 30 "$tk" compare gemm --backends cuda --size 4096 --reps 10
-    echo "round $round 4096 $v: $(row "$out/sgemm-4096-$v-$round.txt")" >>"$out/summary.txt"
+    echo "round $round 4096 $v: $(gemm_row "$out/sgemm-4096-$v-$round.txt")" >>"$out/summary.txt"
   done
 done
 for v in cub3efz cub3efzs cub3ef2 cub3efzb; do
   TILEKIT_SGEMM=$v step sgemm-8192-$v.txt 40 "$tk" compare gemm --backends cuda --size 8192 --reps 5
-  echo "8192 $v: $(row "$out/sgemm-8192-$v.txt")" >>"$out/summary.txt"
+  echo "8192 $v: $(gemm_row "$out/sgemm-8192-$v.txt")" >>"$out/summary.txt"
 done
 TILEKIT_SGEMM=cub3efzs step ncu-sgemm.log 60 ncu --clock-control none --kernel-name-base demangled -k regex:gemm_sm90_kernel \
   -c 1 --section SourceCounters --section WarpStateStats -f -o "$out/rep-sgemm" \

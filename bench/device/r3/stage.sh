@@ -19,3 +19,12 @@ step() {
   log "$name: rc=$rc in $(($(date +%s) - s)) s: $*"
 }
 : >"$out/summary.txt"
+# final_compare: gemm, transpose and conv2d at 8192 on cuda and kokkos in one process (final-8192.txt
+# and .json), their rows into the summary.
+final_compare() {
+  step final-8192.txt 100 "$build/tilekit" compare gemm transpose conv2d --backends cuda,kokkos --size 8192 --reps 10 \
+    --json "$out/final-8192.json"
+  grep -E "^(gemm|transpose|conv2d) " "$out/final-8192.txt" >>"$out/summary.txt"
+}
+# gemm_row FILE: the optimized and cuBLAS rows of a `compare gemm` output on one line.
+gemm_row() { grep -E 'optimized|cublas' "$1" | awk '{print $2, $3, $6, $9}' | tr '\n' ' '; }

@@ -11,3 +11,5 @@
 # call 5: stage final9c (commit 2daed55) -> final9c-summary.txt, final9c-{8192,4096,8192-r3}.json
 #         (default dual3efzs: the committed tree's code)
 # Stall samples per reason and opcode: python3 bench/stall_samples.py bench/results/h100-r9/src-*.csv.gz
+# (After the calls, the stages' shared lines moved into stage.sh's final_compare and gemm_row; the
+# scripts as run are those of the commits named above.)
