@@ -8,6 +8,7 @@
 # call 2: stage final9  (commit 56811f0) -> final9-summary.txt, src-sgemm-cub3efz-steady.csv.gz
 # call 3: stage spread9 (commit bd34398) -> spread9-summary.txt, src-sgemm-cub3efzs.csv.gz
 # call 4: stage final9b (commit a1f11b8) -> final9b-summary.txt (default cub3efzs)
+# call 6: stage naive9  (commit d51866e) -> naive9-summary.txt (the kokkos naive gemm at 2048/4096/8192)
 # call 5: stage final9c (commit 2daed55) -> final9c-summary.txt, final9c-{8192,4096,8192-r3}.json
 #         (default dual3efzs: the committed tree's code)
 # Stall samples per reason and opcode: python3 bench/stall_samples.py bench/results/h100-r9/src-*.csv.gz
