@@ -56,6 +56,9 @@ __host__ __device__ constexpr int threads(int bm, int bn, int tm, int tn) { retu
 // fragment sets live, so an LDS has two K indices of FMAs, not one, to land in, within its own warp).
 // kZig: each 4 x 4 product walks its columns forward and back on alternate rows, so consecutive
 // FFMAs share an operand register at every turn too (the register reuse cache), not only along a row.
+// kSteady (with kFast): a fast block's steps that copy a whole K step run in a loop of their own with
+// no condition in the step; kSpread (with kSteady, KU = BK, AHEAD = 1): those copies are issued one
+// or two per K index rather than all at the step's top (session 9, NOTES.md).
 // MIN_BLOCKS: blocks per SM the register budget must allow (2 blocks of 256 threads: at most 128
 // registers a thread).
 // bvec: B allows 16-byte copies (16-byte aligned base, ldb a multiple of 4; 4-byte copies
@@ -106,8 +109,8 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
   constexpr int B_VROW = BN / 4, B_RS = NT / B_VROW;  // 16-byte vectors a B row; rows apart per copy
   static_assert(!kFast || NT % B_VROW == 0, "B's fast copies need whole rows per pass");
   const bool fast = kFast && bvec && m0 + BM <= g.m && n0 + BN <= g.n;
-  const float* a_ptr[kFast ? A_ROWS : 1];
-  const float* b_ptr[kFast ? B_PER : 1];
+  const float* a_ptr[kFast ? A_ROWS : 1] = {};  // set below for kFast; otherwise never read
+  const float* b_ptr[kFast ? B_PER : 1] = {};
   const int b_r = tid / B_VROW, b_nc = (tid % B_VROW) * 4;
   if constexpr (kFast) {
 #pragma unroll
@@ -244,10 +247,11 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
     // they and their address arithmetic queue between the fragment reads rather than before them.
     constexpr bool kPieces = kWhole && kSpread;
     static_assert(!kSpread || (KU == BK && AHEAD == 1), "spread copies: the step unrolled, fragments one ahead");
-    if constexpr (kWhole && !kSpread)
+    if constexpr (kWhole && !kSpread) {
       load_fast(write, (t + kStages - 1) * BK);
-    else if constexpr (!kWhole)
+    } else if constexpr (!kWhole) {
       if (t + kStages - 1 < steps) load(write, (t + kStages - 1) * BK);
+    }
     if constexpr (!kPieces) commit();
     if constexpr (!kEarly) fetch_first(fr, read);
     const int next = read + 1 == kStages ? 0 : read + 1;
