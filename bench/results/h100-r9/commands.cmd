@@ -1,4 +1,4 @@
-# Session 9 (2026-11-26), five device calls, each a fresh machine; every one landed on an NVIDIA H100
+# Session 9 (2026-11-26), six device calls, each a fresh machine; every one landed on an NVIDIA H100
 # 80GB HBM3 (driver 580.159.04, CUDA 13.0; gpu.txt). Kokkos 4.6.99 built from the fetched upstream
 # source (patched for CUDA 13, not committed), then the tree at the commit named in each summary:
 #   bash bench/device/pack.sh   (here, before each call; carry .device .kokkos .kokkos-src)
