@@ -3,7 +3,8 @@
 // stays the float path on AMD and on NVIDIA before sm_90). The plan chooses it by compute
 // capability; TILEKIT_SGEMM names one of its instantiations (tile_choice.hpp: kSgemmVariants).
 //
-// What it changes against gemm.cuh's kernel (NOTES.md, "SGEMM"), each step measurable alone:
+// What it changes against gemm.cuh's kernel (docs/design/gpu-sgemm-sm90-kernel.md), each step
+// measurable alone:
 //   copies  both operands go global -> shared with cp.async, so no register holds a prefetch:
 //           B as 16-byte copies (rows of n, as in memory), A as 4-byte copies that land
 //           transposed (k-major, the layout the compute reads as vectors). Partial pieces and
@@ -58,7 +59,7 @@ __host__ __device__ constexpr int threads(int bm, int bn, int tm, int tn) { retu
 // FFMAs share an operand register at every turn too (the register reuse cache), not only along a row.
 // kSteady (with kFast): a fast block's steps that copy a whole K step run in a loop of their own with
 // no condition in the step; kSpread (with kSteady, KU = BK, AHEAD = 1): those copies are issued one
-// or two per K index rather than all at the step's top (session 9, NOTES.md).
+// or two per K index rather than all at the step's top (docs/design/gpu-sgemm-steady-spread.md).
 // MIN_BLOCKS: blocks per SM the register budget must allow (2 blocks of 256 threads: at most 128
 // registers a thread).
 // bvec: B allows 16-byte copies (16-byte aligned base, ldb a multiple of 4; 4-byte copies
@@ -233,8 +234,8 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
   // step and which has a next step, so no condition is left in it: its copies, fragment reads and
   // FMAs are one basic block that ptxas interleaves. (Behind the conditions, the copies' integer
   // chains ran alone at the top of every step, ~5% of the warps' stall samples, cuBLAS's 0.4%:
-  // NOTES.md, session 9.) The other steps (edge blocks, the last kStages - 1, a partial last K
-  // step) take the general path.
+  // docs/design/gpu-sgemm-steady-spread.md.) The other steps (edge blocks, the last kStages - 1,
+  // a partial last K step) take the general path.
   auto run_step = [&](int t, auto whole) {
     constexpr bool kWhole = decltype(whole)::value;
     Frags local;  // otherwise they are the step's own (fewer registers live across the loop)

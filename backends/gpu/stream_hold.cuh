@@ -4,7 +4,8 @@
 // An event recorded on an idle stream is stamped at once; the kernel that follows starts only
 // when the host has finished launching it, so `record(start); launch; record(stop)` on an idle
 // GPU counts the launch's host latency as kernel time: 2-4 us for a CUDA launch, 6-17 us for a
-// Kokkos team launch on the H200 (backends/kokkos/NOTES.md), 5-12% of an 8192^2 transpose.
+// Kokkos team launch on the H200 (docs/design/gpu-timing-stream-hold.md), 5-12% of an 8192^2
+// transpose.
 // Holding the stream for longer than that first makes the start event wait behind the hold while
 // the host queues the timed work, so the interval is the work's own device time (what nvbench's
 // blocking kernel achieves; a timed hold instead of a host-released flag cannot deadlock when the
@@ -21,7 +22,7 @@
 
 namespace tilekit::gpu {
 
-// Longer than any launch's host latency measured so far (17 us), short beside a run.
+// Longer than any launch's host latency measured (at most 17 us), short beside a run.
 inline constexpr unsigned long long kStreamHoldNs = 100000;
 
 static __global__ void stream_hold_kernel(unsigned long long ns) {

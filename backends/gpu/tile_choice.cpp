@@ -390,8 +390,9 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         if (t.is_auto()) {
           // The big tile gives each thread 8x8 outputs (most reuse per shared-memory load);
           // fall back to the small one when the big tile would leave SMs without a block.
-          // 16 deep: half the barriers of 8 (measured 83% vs 76% of cuBLAS at 4096; ptxas spills
-          // ~64 bytes of it to L1, NOTES.md). Double keeps 64x64: its 8x8 version needs ~234
+          // 16 deep: half the barriers of 8 (measured 83% vs 76% of cuBLAS at 4096; on the
+          // register-prefetch path ptxas spills ~64 bytes of it to L1, with B by cp.async none:
+          // docs/design/gpu-sgemm-two-stage.md). Double keeps 64x64: its 8x8 version needs ~234
           // registers, one block per SM.
           const index_t big_blocks = ((p.m + 127) / 128) * ((p.n + 127) / 128);
           t = !f64 && big_blocks >= d.sm_count ? TileConfig{128, 128, 16} : TileConfig{64, 64, 8};

@@ -108,7 +108,8 @@ int dmma_shape_for(const DeviceProps& d);
 // two-stage kernel (the path of AMD and of NVIDIA before sm_90); the others are
 // backends/gpu/gemm_sm90.cuh's (cuda, sm_90+): both operands by cp.async, `stages` shared stages,
 // threads of `tm` x `tn` outputs in warps of 4 tm x 8 tn (sgemm_threads of them): 256 threads
-// (warp, big) or 128 (dual: two blocks of 16x8 threads per SM). NOTES.md has their measurements.
+// (warp, big) or 128 (dual: two blocks of 16x8 threads per SM). Their measurements:
+// docs/design/gpu-sgemm-sm90-kernel.md, docs/design/gpu-sgemm-steady-spread.md.
 struct SgemmVariant {
   const char* name;
   int rows, cols, depth, stages, tm, tn;
@@ -129,15 +130,15 @@ inline constexpr SgemmVariant kSgemmVariants[] = {
     {"dual3ef", 128, 128, 16, 3, 16, 8, true, true}, {"big3f", 256, 128, 16, 3, 16, 8, false, true},
     {"dual3fu4", 128, 128, 16, 3, 16, 8, false, true, 4}, {"dual3efu4", 128, 128, 16, 3, 16, 8, true, true, 4},
     {"dual3fu8", 128, 128, 16, 3, 16, 8, false, true, 8}, {"dual3fu2", 128, 128, 16, 3, 16, 8, false, true, 2},
-    // Round 4: cuBLAS's own shape (256x128x8, 3 stages, 8 warps of 64x64, one block per SM),
+    // cuBLAS's own shape (256x128x8, 3 stages, 8 warps of 64x64, one block per SM),
     // fragments two K indices ahead (the "2" suffix), FFMAs in zigzag order ("z").
     {"big3ef", 256, 128, 16, 3, 16, 8, true, true}, {"cub3f", 256, 128, 8, 3, 16, 8, false, true},
     {"cub3ef", 256, 128, 8, 3, 16, 8, true, true},  {"cub4ef", 256, 128, 8, 4, 16, 8, true, true},
     {"cub3ef2", 256, 128, 8, 3, 16, 8, true, true, 0, 2}, {"dual3ef8", 128, 128, 8, 3, 16, 8, true, true},
     {"dual3efz", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true}, {"cub3efz", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true},
     {"dual3f2", 128, 128, 16, 3, 16, 8, false, true, 0, 2}, {"cub3f2", 256, 128, 8, 3, 16, 8, false, true, 0, 2},
-    // Session 9: every variant above with fast copies runs its steady steps in a loop of their own;
-    // "cub3efzb" keeps round 4's loop (the copies behind conditions in every step), for A/B.
+    // Every variant above with fast copies runs its steady steps in a loop of their own;
+    // "cub3efzb" keeps the copies behind conditions in every step, for comparison.
     {"cub3efzb", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true, false},
     // "s": the steady steps' copies spread over the step's K indices, one or two per index.
     {"cub3efzs", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true, true, true},
@@ -155,14 +156,15 @@ constexpr int sgemm_index(const char* name) {
     if (sgemm_name_is(kSgemmVariants[i].name, name)) return i;
   return -1;
 }
-// What the plan takes on sm_90 when TILEKIT_SGEMM is unset (NOTES.md, session 9): the steady
-// steps with their copies spread, at 128x128 (two blocks an SM): 98% of cuBLAS at 4096 and 99.5%
-// at 8192 on an H100, its 256x128 form cub3efzs 97-98% and round 4's cub3efz 91-93% in the same
-// runs. Problems with fewer 128x128 blocks than SMs run gemm.cuh's 64x64 kernel.
+// What the plan takes on sm_90 when TILEKIT_SGEMM is unset (docs/design/gpu-sgemm-steady-spread.md):
+// the steady steps with their copies spread, at 128x128 (two blocks an SM): 98% of cuBLAS at 4096
+// and 99.5% at 8192 on an H100, its 256x128 form cub3efzs 97-98% and cub3efz (the steps behind
+// their conditions) 91-93% in the same runs. Problems with fewer 128x128 blocks than SMs run
+// gemm.cuh's 64x64 kernel.
 inline constexpr int kSgemmDefault = sgemm_index("dual3efzs");
 static_assert(kSgemmDefault > 0, "the default SGEMM variant is one of kSgemmVariants");
 constexpr int sgemm_threads(const SgemmVariant& v) { return (v.rows / (4 * v.tm)) * (v.cols / (8 * v.tn)) * 32; }
-// Registers a thread from ptxas (13.0, sm_90, no spills; NOTES.md): 8x8 per thread 127; 16x8 201
+// Registers a thread from ptxas (13.0, sm_90, no spills): 8x8 per thread 127; 16x8 201
 // (256x128, one block per SM; fast copies 223), 211 (128x128x16, two; fast 233), 233 (128x128x32,
 // two), 255 (early barrier, or 4-8 K indices unrolled, or two ahead), 228 (2 unrolled).
 constexpr int sgemm_regs(const SgemmVariant& v) {
@@ -218,7 +220,8 @@ constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_
 //   aligned64-tma-pf; -tma ignores -lines and -split.)
 // These are compiled for R <= kConvAlignedMaxFilter; larger R runs the vector-padded kernel.
 // (strip<N>, walk<N>, stripw, walkw and their -wide forms, a block walking down its column
-// strip, measured slower in three device calls and were removed: backends/cuda/NOTES.md.)
+// strip, measured slower than the one-tile kernel every time and were removed:
+// docs/design/gpu-conv2d-optimized-window.md.)
 struct ConvOptChoice {
   bool aligned = false;
   bool capped = false;
@@ -230,7 +233,7 @@ struct ConvOptChoice {
 };
 ConvOptChoice conv2d_opt_choice(const DeviceProps& d);
 // What an unset TILEKIT_CONV_OPT means on NVIDIA devices with cp.async: the measured best.
-inline constexpr const char* kConvOptDefault = "aligned-lines";  // NOTES.md, round 4: 89% of memcpy at R = 5
+inline constexpr const char* kConvOptDefault = "aligned-lines";  // docs/design/gpu-conv2d-optimized-window.md
 inline constexpr int kConvAlignedMaxFilter = 9;
 constexpr int conv2d_optimized_pad(int r, int elem_bytes) {
   return (r / 2 + 16 / elem_bytes - 1) / (16 / elem_bytes) * (16 / elem_bytes);

@@ -80,7 +80,7 @@ struct Bandwidth {
 Bandwidth measure_bandwidth(int threads, std::size_t bytes, int inner, int runs) {
   // Plain 4 KiB pages, not alloc_aligned's huge pages: on the Zen 5 VM the copies of the large
   // levels ran slower on huge pages, and the rows of matrices under 4 MiB (on 4 KiB pages) then
-  // stood 7-11% above their roof (tests/roofline_test.cpp, session 8).
+  // stood 7-11% above their roof (tests/roofline_test.cpp; docs/design/host-huge-pages.md).
   char* src = static_cast<char*>(std::aligned_alloc(64, bytes));
   char* dst = static_cast<char*>(std::aligned_alloc(64, bytes));
   if (!src || !dst) {

@@ -23,7 +23,7 @@ bool cpu_is_amd_family_26();
 // had. 64-byte aligned; from 4 MiB up, 2 MiB aligned and marked for transparent huge pages
 // (Linux madvise), so that kernels whose rows lie far apart (transpose, gemm packing) do not
 // take a TLB miss at every row: measured +2% on the Zen 5 gemm and +5-10% on its transpose
-// (backends/openmp/NOTES.md, session 8). TILEKIT_HUGE_PAGES=0 leaves them to the OS (a
+// (docs/design/host-huge-pages.md). TILEKIT_HUGE_PAGES=0 leaves them to the OS (a
 // measurement knob; 1 is the default, any other value is an Error naming it).
 void* alloc_aligned(std::size_t bytes);
 

@@ -222,8 +222,8 @@ class KokkosBackend final : public Backend {
   // Matrices start on a 256-byte boundary, as cudaMalloc's do. kokkos_malloc's own pointers sit
   // 128 bytes into the allocation (after Kokkos' allocation header): a 64-wide float tile row
   // then straddles two 256-byte DRAM blocks, and the H200 transpose ran at 0.92 of the cuda
-  // backend's same kernel (NOTES.md, session 7). TILEKIT_KOKKOS_ALIGN = 256 (default) | 4096 |
-  // kokkos (kokkos_malloc's pointer as it is), a measurement knob.
+  // backend's same kernel (docs/design/kokkos-matrix-alignment.md). TILEKIT_KOKKOS_ALIGN = 256
+  // (default) | 4096 | kokkos (kokkos_malloc's pointer as it is), a measurement knob.
   void* allocate(std::size_t bytes) override {
     const std::size_t align = matrix_alignment();
     try {
@@ -298,8 +298,8 @@ class KokkosBackend final : public Backend {
   // instance, behind the same hold (../gpu/stream_hold.cuh), as the cuda backend times its
   // kernels, so that the two backends' figures compare kernels with kernels. The host clock
   // around launch and fence (TILEKIT_KOKKOS_TIMER=host, and every host space) adds Kokkos' launch
-  // and the fence's wake-up, 6-17 us on the H200: ~10% of an 8192^2 transpose (NOTES.md, round
-  // 3). Kokkos has no portable device timer.
+  // and the fence's wake-up, 6-17 us on the H200: ~10% of an 8192^2 transpose
+  // (docs/design/gpu-timing-stream-hold.md). Kokkos has no portable device timer.
   double time_seconds(const std::function<void()>& fn) override {
 #if defined(KOKKOS_ENABLE_CUDA)
     const bool events = env_choice("TILEKIT_KOKKOS_TIMER", {{"events", true}, {"host", false}}, true);

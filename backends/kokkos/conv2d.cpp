@@ -6,13 +6,14 @@
 //              plus its R-1 halo into team scratch (zeros outside the image), a barrier, then
 //              every output is computed from scratch with no border checks.
 //   optimized: the cuda backend's kernel (backends/gpu/conv2d.cuh) on a Kokkos team (ConvBlock):
-//              a 128-wide compiled tile, its window rows padded to whole 16-byte vectors and
-//              loaded as vectors, a team thread (= a CUDA thread) computing 8 rows x one 16-byte
-//              vector of columns from whole aligned vectors of the window, vector stores. Filter
-//              sizes 1, 3, 5, 7 compiled in. What Kokkos cannot say portably (cp.async, the
-//              __constant__ filter) is selectable on CUDA (TILEKIT_KOKKOS_CONV_LOAD / _FILTER,
-//              NOTES.md). Other filters and tiles, and TILEKIT_KOKKOS_CONV=strips, run the kernel
-//              before it (ConvTeam: filter in scratch, P vertically adjacent outputs per thread).
+//              a 128-wide compiled tile, its window rows padded to 32-byte sectors (R = 3, 5 on
+//              CUDA) or whole 16-byte vectors and loaded as vectors, a team thread (= a CUDA
+//              thread) computing 8 rows x one 16-byte vector of columns from whole aligned vectors
+//              of the window, vector stores. Filter sizes 1, 3, 5, 7 compiled in. What Kokkos
+//              cannot say portably (cp.async, the __constant__ filter) is selectable on CUDA
+//              (TILEKIT_KOKKOS_CONV_LOAD / _FILTER, docs/design/kokkos-conv2d-optimized.md). Other
+//              filters and tiles, and TILEKIT_KOKKOS_CONV=strips, run the strip kernel (ConvTeam:
+//              filter in scratch, P vertically adjacent outputs per thread).
 #include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
@@ -99,7 +100,7 @@ struct ConvTeam {
   // rows at a time, all four loads issued before the stores: a flat index with a division per
   // element cost more instructions than the arithmetic of the compute phase, and one load in
   // flight per thread cannot cover the memory's latency (the cuda backend measured both:
-  // backends/cuda/NOTES.md). Hosts: whole rows per thread (for_each_in_tile).
+  // docs/design/gpu-conv2d-tiled.md). Hosts: whole rows per thread (for_each_in_tile).
   KOKKOS_INLINE_FUNCTION void load_window(const Member& team, T* s, int sh, int sw, int y0, int x0) const {
     if (!exec_on_gpu()) {
       for_each_in_tile(team, sh, sw, [&](const int y, const int x) {
@@ -177,7 +178,8 @@ __constant__ float conv_const_f32[kConstTaps];
 __constant__ double conv_const_f64[kConstTaps];
 #endif
 
-// Where the window comes from and where the taps live (measurement knobs, NOTES.md):
+// Where the window comes from and where the taps live (measurement knobs,
+// docs/design/kokkos-conv2d-optimized.md):
 //   load   regs: 16-byte vector loads into registers, kBatch in flight, then 16-byte scratch
 //          stores (portable Kokkos); async: cp.async.cg 16-byte copies, every vector of a thread
 //          in flight before one wait, no register holding it (CUDA sm_80+ only: inline PTX
@@ -376,7 +378,7 @@ constexpr int kBlockCols = 128, kBlockRows = 32, kBlockRowsPerThread = 8;
 
 // Which optimized kernel runs (measurement knobs, read at every call): TILEKIT_KOKKOS_CONV=block
 // (default) | strips; TILEKIT_KOKKOS_CONV_LOAD=regs | async; TILEKIT_KOKKOS_CONV_FILTER=regs |
-// constant. The defaults are the measured best (NOTES.md).
+// constant. The defaults are the measured best (docs/design/kokkos-conv2d-optimized.md).
 enum class ConvMode { block, strips };
 inline ConvMode conv_mode() {
   return env_choice("TILEKIT_KOKKOS_CONV", {{"block", ConvMode::block}, {"strips", ConvMode::strips}}, ConvMode::block);
@@ -612,7 +614,8 @@ TileConfig auto_tile(Variant v, const Problem& p) {
     // ParallelFor of a TeamPolicy), 2 KB for a 256-thread team. At 64 x 64 a team then needs more
     // than the cuda backend's block of the same tile, 8 of them take the 196 KiB shared carveout
     // where cuda's 8 fit 164, and the L1 that holds the window's loads in flight shrinks from 92 to
-    // 60 KiB (H100, float R = 5: 0.934 of cuda at 64 x 64, 0.96 at 56 x 64; NOTES.md, session 9).
+    // 60 KiB (H100, float R = 5: 0.934 of cuda at 64 x 64, 0.96 at 56 x 64;
+    // docs/design/kokkos-conv2d-tiled-tile.md).
     // So the tile loses whole row groups until a team needs no more than cuda's 64 x 64 block.
     const std::size_t cuda_block = portable::Conv2dTiled<T>::scratch_bytes(int(p.k), side, side);
     TileConfig t{side, side, 0};

@@ -55,7 +55,7 @@ struct GemmView {
 // same products, added in the same order), plain is the textbook loop. Under Kokkos' launch ptxas
 // scheduled the plain loop's loads right before their FMAs (2-3 loads in flight a warp, where the
 // cuda kernel's schedule keeps more): 0.66-0.73 of cuda's time; batch4 with the team launch 0.99.
-// TILEKIT_KOKKOS_NAIVE_LOOP = batch4 | plain, a measurement knob (NOTES.md, session 8).
+// TILEKIT_KOKKOS_NAIVE_LOOP = batch4 | plain, a measurement knob (docs/design/kokkos-naive-gemm.md).
 inline bool naive_loop_batched() {
   return env_choice("TILEKIT_KOKKOS_NAIVE_LOOP", {{"plain", false}, {"batch4", true}}, true);
 }
@@ -278,8 +278,8 @@ struct GemmTeam {
 // VStore: the B pieces go to scratch through store_pack_scratch (an explicit st.shared.v4 on
 // CUDA). Without it nvcc stores them in the K loop as W scalar stores (PTX: 4 st.shared.f32 per
 // piece; the CUDA backend's kernel has one st.shared.v4), and the 16-deep float kernel spills 48 B;
-// with it the K loop's shared stores match the CUDA kernel's and nothing spills. Not measured on
-// a GPU first with TILEKIT_KOKKOS_BLOCK=vstore, now the float default (see block_mode below).
+// with it the K loop's shared stores match the CUDA kernel's and nothing spills, which makes the
+// 16-deep block pay: the float default (see block_mode below; docs/design/kokkos-gemmblock.md).
 template <class T, int BM, int BN, int BK, int R, bool Vec, bool Patch = true, bool VStore = false>
 struct GemmBlock {
   static constexpr int W = Pack<T>::W, H = R / W;
@@ -456,7 +456,7 @@ bool block_depth(int depth) { return depth == BlockShape<T>::BK || depth == Bloc
 
 // Which GemmBlock runs: TILEKIT_KOKKOS_BLOCK when set (a measurement knob), else the measured best:
 //   patch   each 32 ranks a 4 x 8 patch of the thread grid (the CUDA backend's mapping)
-//   strip   tx = rank % TX: each 32 ranks a 2 x 16 strip (the mapping before)
+//   strip   tx = rank % TX: each 32 ranks a 2 x 16 strip of the thread grid
 //   vstore  patch, B pieces stored to scratch as one 16-byte store (VStore above)
 // H200, 4096^3 float (bench/results/kokkos-h200-optimized.txt, final run in h200-final-*):
 // 128x128x8 patch 37467 GFLOP/s, strip 37449, 16 deep 37226 / 37292; vstore 128x128x8 38551,
@@ -479,9 +479,9 @@ BlockMode block_mode() {
 // is the block index, the team rank the thread index (vector length 1: a team's threads are
 // numbered along threadIdx.y, so 32 consecutive ranks are a warp), level-0 team scratch the
 // shared stages, team_barrier() the __syncthreads(), LaunchBounds the __launch_bounds__. The body
-// is written once, for both backends. Inside Kokkos' launch it ran at 0.93-0.94 of the cuda kernel
-// until session 9 (the same instructions scheduled a little worse: NOTES.md, sessions 6 and 8);
-// since the steady steps (gemm_sm90.cuh's kSteady, kSpread) at 0.99 of the same shape in cuda.
+// is written once, for both backends. With the steady steps and spread copies (gemm_sm90.cuh's
+// kSteady, kSpread) it runs at 0.99 of the same shape in cuda; branchier K steps were scheduled a
+// little worse inside Kokkos' launch (0.93-0.94: docs/design/kokkos-sgemm-shared-body.md).
 // The shape is cub3efzs': 256 x 128 x 8, one block of 256 threads per SM, the automatic tile
 // while the problem gives every SM a block (smaller problems run GemmBlock). The cuda backend's
 // default, dual3efzs (128 x 128 x 16, 3 stages, two blocks an SM, 1-2% faster than cub3efzs),
@@ -512,7 +512,8 @@ struct Sm90Team {
     // The stages as an offset into the block's dynamic shared memory, worked out once and passed
     // through a shuffle: from Kokkos' scratch pointer itself (a generic pointer, aligned, checked
     // against the size, null when short) ptxas rematerialized that arithmetic in every K step,
-    // ~55 uniform-datapath instructions a step (NOTES.md, session 6). A shuffle's result it keeps.
+    // ~55 uniform-datapath instructions a step (docs/design/kokkos-sgemm-shared-body.md). A shuffle's
+    // result it keeps.
     extern __shared__ __align__(16) unsigned char tilekit_sm90_smem[];
     const auto* p = reinterpret_cast<unsigned char*>(ScratchCarver(team, scratch_bytes()).take<float>(0));
     const int off = __shfl_sync(0xffffffffu, int(p - tilekit_sm90_smem), 0);

@@ -169,7 +169,7 @@ inline Policy2D naive_policy(index_t cols, index_t rows) {
 // call): mdrange (the MDRangePolicy above) or team (a league of 256-thread teams, one per 32 x 8
 // piece of the output in row-major order, team rank r at column r % 32 and row r / 32: the cuda
 // backend's naive launch as Kokkos can state it); unset, the operation's `fallback` (gemm: team,
-// the others mdrange; NOTES.md, session 8). Host spaces: mdrange.
+// the others mdrange; docs/design/kokkos-naive-gemm.md). Host spaces: mdrange.
 enum class NaiveMode { mdrange, team };
 NaiveMode naive_mode(NaiveMode fallback);
 // The league of the team launch for a cols x rows output, or 0 where the MDRange launch runs
@@ -217,7 +217,8 @@ void check_tile_lanes(const Problem& p, const TileConfig& t, int lanes, const ch
 // otherwise a fence, for teams inside one warp): a branch around every barrier, which cuts a K
 // step or a tile's phases into basic blocks that ptxas schedules apart. kBlock: the barrier
 // instruction itself, as the cuda backend's kernels; host spaces always take team_barrier().
-// Chosen by TILEKIT_KOKKOS_BARRIER = block (default) | team, a measurement knob (NOTES.md).
+// Chosen by TILEKIT_KOKKOS_BARRIER = block (default) | team, a measurement knob
+// (docs/design/kokkos-block-barrier.md).
 template <bool kBlock, class M>
 KOKKOS_INLINE_FUNCTION void block_barrier(const M& team) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)

@@ -10,7 +10,7 @@
 //              threads (one CUDA thread each), a compiled TR x TC tile (64 x 64 automatic) in
 //              scratch rows padded by one element (a column spreads over all banks), 16-byte
 //              global loads and stores, all of a thread's loads issued before its first store.
-//              TILEKIT_KOKKOS_TRANSPOSE=lanes runs the kernel before it (team threads x vector
+//              TILEKIT_KOKKOS_TRANSPOSE=lanes runs the lanes kernel (team threads x vector
 //              lanes, element accesses), which also serves tiles that are not compiled.
 #include <algorithm>
 #include <cstdlib>

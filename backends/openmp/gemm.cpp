@@ -104,7 +104,8 @@ TileConfig gemm_optimized_tile(const DeviceInfo& info, DType t) {
 
 // The first driver (TILEKIT_OMP_GEMM=grid): a shared B panel per K step, but each thread packs
 // the A rows of every unit it draws itself, so on an r x c grid every A row is packed c times
-// and every unit re-reads its B chunk from the L3. Kept to compare against; see NOTES.md.
+// and every unit re-reads its B chunk from the L3. Kept to compare against
+// (docs/design/openmp-gemm-shared-panels.md).
 template <class T>
 void gemm_optimized_grid(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes) {
   const simd::MicroTile mt = simd::gemm_micro_tile(dtype_of<T>());
@@ -275,13 +276,13 @@ bool env_is(const char* name, const char* value) {
 template <class T>
 void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes) {
   if (g.k == 0) return scale_c(g);
-  // The driver: TILEKIT_OMP_GEMM=shared (this one) or grid (round 1's), else the default.
+  // The driver: TILEKIT_OMP_GEMM=shared (this one) or grid (gemm_optimized_grid), else the default.
   constexpr bool kSharedByDefault = true;
   if (env_is("TILEKIT_OMP_GEMM", "grid") || (!kSharedByDefault && !env_is("TILEKIT_OMP_GEMM", "shared")))
     return gemm_optimized_grid(g, t, l3_bytes);
   const bool steal = !env_is("TILEKIT_OMP_GEMM_STEAL", "0");
   const bool scalar_a = env_is("TILEKIT_OMP_GEMM_PACKA", "scalar");
-  // Off by default: measured 2-5% faster without on the Xeon (device call 2) and ~1-3% on one
+  // Off by default: measured 2-5% faster without on a 16-core Xeon and ~1-3% on one
   // Zen 4 core; the hardware prefetchers follow the packed panel. TILEKIT_OMP_GEMM_APREFETCH=1.
   const bool prefetch_a = env_is("TILEKIT_OMP_GEMM_APREFETCH", "1");
   const bool static_pack = env_is("TILEKIT_OMP_GEMM_PACK", "static");

@@ -203,7 +203,7 @@ void ComputeStepT(const GemmArgs<T>& g, const GemmStep& s, const T* panel) {
   for (index_t ic = s.m0; ic < s.m1; ic += mc) {
     // The A block (mb x kb, L2): packed once, then read for every chunk of the panel.
     const std::size_t mb = std::size_t(std::min(mc, s.m1 - ic));
-    PackA(g.a + ic * g.lda + s.pc, std::size_t(g.lda), mb, kb, ap, true);  // as in round 1
+    PackA(g.a + ic * g.lda + s.pc, std::size_t(g.lda), mb, kb, ap, true);  // the element loop
     for (index_t jc = s.n0; jc < s.n1; jc += nc) {
       // A kb x nc chunk of the panel stays in L2 while every A micro-panel passes over it;
       // ir outer, jr inner: one A micro-panel stays in L1 across the chunk.

@@ -31,10 +31,10 @@ bool core_has(const char* const* names, const std::string& core) {
 }
 
 // An OpenBLAS older than the CPU falls back to an older core type: 0.3.21 runs Zen 5 (and some
-// Xeons) with its AVX2 Haswell kernel or a generic one, half the speed of its AVX-512 SkylakeX
-// kernel there (TARGETS.md: 206 against 381 GFLOP/s on 2 Zen 5 cores). Then, unless the user
-// chose a core type, choose the widest kernel the CPU runs, so the peer is the library at its
-// best. Done once, before the first OpenBLAS call.
+// Xeons) with its AVX2 Haswell kernel or a generic one, half the speed of its AVX-512 kernels
+// there (177.6 against 353.1 GFLOP/s on 2 Zen 5 cores: docs/design/openblas-core-type.md).
+// Then, unless the user chose a core type, choose the widest kernel the CPU runs, so the peer is
+// the library at its best. Done once, before the first OpenBLAS call.
 void choose_core_type() {
   static std::once_flag once;
   std::call_once(once, [] {

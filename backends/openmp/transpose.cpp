@@ -30,8 +30,9 @@ TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t) {
   // benchmarks they all fall into one L1 set, which holds 8 lines (8-way). So the tile is 8
   // input columns wide: its 8 output rows, written 4 at a time by the host executor
   // (tile/host.hpp's row groups), stay resident while the whole tile writes into them; and a
-  // quarter of the L1 tall: 256 x 8 floats on a 32 KiB L1 (the hand-written kernel this replaced
-  // used the same shape). Measured on 2 Zen 4 cores against that kernel (NOTES.md, round 3):
+  // quarter of the L1 tall: 256 x 8 floats on a 32 KiB L1 (the shape of the hand-written kernel
+  // the portable one replaced). Measured on 2 Zen 4 cores against that kernel
+  // (docs/design/tile-layer-host-executor.md):
   // 256 x 8 0.9-1.15x its time at 4096^2 and 1.09-1.16x at 8192^2; 512 x 8 0.8-1.1x at 4096^2
   // but 1.85x at 8192^2; 16 columns 1.4-2x; 64 x 64 (best when the executor wrote row by row)
   // 1.2-1.6x.
@@ -52,7 +53,7 @@ TileConfig transpose_optimized_tile(const DeviceInfo& info, DType t) {
   // into: one line into each of `cols` output rows.
   const int lanes = int(simd::transpose_lanes(t));
   if (host::cpu_is_amd_family_26()) {
-    // Zen 5 (2 cores of this project's machine, 8192^2 floats, streaming; NOTES.md, session 7):
+    // Zen 5 (2 cores, 8192^2 floats, streaming; docs/design/openmp-transpose-blocks.md):
     // 512 x 64 30-38 GB/s against 256 x 256 20-24: 64 output rows per group stay inside the L1
     // DTLB, 256 do not. (The 16-core Xeon host measured the opposite: 512 x 64 55-62 GB/s,
     // 256 x 256 75-86; the Zen 4 machine ran 256 x 256 at 109% of its copy.)

@@ -49,7 +49,7 @@ int main() {
   const auto shapes = shapes_and({{256, 128, 64, 0, 0, 0, 0, 1, 0}, {300, 140, 83, 4, 0, 4, 0, 1, 0},
                                    {260, 260, 83, 1, 4, 0, 0, 1, 0.5}, {256, 256, 96, 4, 8, 4, 0, 1, 0},
                                    {512, 128, 40, 0, 4, 0, 0, 1, 0}});
-  // SGEMM_EMULATE=new: only the instantiations added last (round 4), for a quicker check.
+  // SGEMM_EMULATE=new: only the 8-deep, cuBLAS-shaped, zigzag and steady instantiations, for a quicker check.
   const char* only = std::getenv("SGEMM_EMULATE");
   const bool all = !(only && std::string(only) == "new");
   for (const Shape& s : shapes) {
@@ -75,7 +75,7 @@ int main() {
       fails += run<128, 128, 16, 16, 8, 3, false, true, 8>(s, gen);
       fails += run<128, 128, 16, 16, 8, 3, false, true, 2>(s, gen);
     }
-    // round 4 (tile_choice.hpp: big3ef cub3f cub3ef cub4ef cub3ef2 dual3ef8 dual3efz cub3efz, then dual3f2 cub3f2)
+    // tile_choice.hpp's big3ef cub3f cub3ef cub4ef cub3ef2 dual3ef8 dual3efz cub3efz, then dual3f2 cub3f2
     fails += run<256, 128, 16, 16, 8, 3, true, true>(s, gen);
     fails += run<256, 128, 8, 16, 8, 3, false, true>(s, gen);
     fails += run<256, 128, 8, 16, 8, 3, true, true>(s, gen);
@@ -86,7 +86,7 @@ int main() {
     fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, true>(s, gen);
     fails += run<128, 128, 16, 16, 8, 3, false, true, 16, 2>(s, gen);  // dual3f2, cub3f2
     fails += run<256, 128, 8, 16, 8, 3, false, true, 8, 2>(s, gen);
-    // session 9: cub3efzb, round 4's loop (the fast blocks' steps with their conditions)
+    // cub3efzb: the fast blocks' steps with their conditions (no steady loop)
     fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, true, false>(s, gen);
     // cub3efzs, dual3efzs: the steady steps' copies spread over their K indices
     fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, true, true, true>(s, gen);

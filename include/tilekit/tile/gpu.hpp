@@ -169,11 +169,11 @@ __device__ __forceinline__ void gpu_load(const View& dst, const GlobalView<T>& s
 // grid: PMPP's figure) each lane keeps its own element's position and offset in src, so a step
 // is three adds and a load two bounds tests, a load and a store, as in a hand-written kernel
 // whose compiler strength-reduces the same loop (the tiled gemm spent ~55 instructions a K step
-// re-deriving them through t.load(dst, src, row, col), the hand-written kernel 22: NOTES.md of
-// the cuda backend). A kernel with fixed lanes (kLanes) and a compiled block shape gets this
-// form without a run-time test. Other blocks keep the corner and are shared out element by
-// element (gpu_load_walk): gpu_load's vector path, inlined into the same loop, made ptxas spill
-// the 32-register tiled gemm.
+// re-deriving them through t.load(dst, src, row, col), the hand-written kernel 22:
+// docs/design/tile-layer-block-walks.md). A kernel with fixed lanes (kLanes) and a compiled
+// block shape gets this form without a run-time test. Other blocks keep the corner and are
+// shared out element by element (gpu_load_walk): gpu_load's vector path, inlined into the same
+// loop, made ptxas spill the 32-register tiled gemm.
 template <class T, int kLd>
 struct GpuBlockWalk {
   ScratchView<T, kLd> dst;

@@ -94,8 +94,8 @@ class KokkosGpuTile {
       return lanes_;
   }
 
-  // The lane is worked out once per tile: a division by a run-time lane count in every phase
-  // cost the tiled gemm a third of its speed on the H200 (NOTES.md).
+  // The lane is worked out once per tile, not by a division by a run-time lane count in every
+  // phase, which the tiled gemm's K loop cannot afford (docs/design/tile-layer-launch-bounds.md).
   template <class F>
   KOKKOS_INLINE_FUNCTION void for_lanes(const F& f) const {
     f(lane_);
