@@ -16,6 +16,10 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
+#include "tilekit/tunings.hpp"
+
 #include "args.hpp"
 #include "report.hpp"
 #include "runner.hpp"
@@ -138,6 +142,42 @@ int cmd_info() {
   return 0;
 }
 
+// `tilekit tunings`: every tuning, its backend, values, default, current value and description.
+int cmd_tunings(bool json) {
+  const auto current = tuning_values();
+  if (json) {
+    nlohmann::json a = nlohmann::json::array();
+    for (std::size_t i = 0; i < tunings().size(); ++i) {
+      const Tuning& t = tunings()[i];
+      nlohmann::json j = {{"name", t.name}, {"backend", t.backend}, {"env", t.env()},
+                          {"default", t.default_value}, {"value", current[i].second}, {"doc", t.doc}};
+      if (t.values.empty())
+        j["values"] = {{"min", t.min}, {"max", t.max}};
+      else
+        j["values"] = t.values;
+      j["allowed"] = t.allowed();
+      j["sweep_values"] = t.sweep_values;
+      a.push_back(j);
+    }
+    fmt::print("{}\n", a.dump(2));
+    return 0;
+  }
+  fmt::print("Tunings: set with --tune NAME=VALUE (run, compare) or the environment variable shown.\n"
+             "Every result's JSON records their values. Defaults are the measured best (docs/design/).\n");
+  for (std::size_t i = 0; i < tunings().size(); ++i) {
+    const Tuning& t = tunings()[i];
+    fmt::print("\n{}  [{}]  {}\n  {}\n  values: {}\n  default: {}{}\n", t.name, t.backend, t.env(), t.doc, t.allowed(),
+               t.default_value, current[i].second == t.default_value ? "" : fmt::format("  (now: {})", current[i].second));
+    if (!t.sweep_values.empty())
+      fmt::print("  sweep builds only{}: {}\n", sweeps_built() ? "" : " (not in this build)", fmt::join(t.sweep_values, ", "));
+  }
+  return 0;
+}
+
+void apply_tunings(const std::vector<std::string>& assignments) {
+  for (const auto& a : assignments) set_tuning(std::string_view(a));
+}
+
 void print_human(const RunResult& r) {
   fmt::print("{} {} {} {} m={} n={} k={}: {:.4f} ms (median of {}), {:.1f} GFLOP/s, {:.1f} GB/s, {} (rel error {:.2e})"
              " tile {}{}{}\n",
@@ -149,6 +189,7 @@ void print_human(const RunResult& r) {
 
 struct RunArgs {
   std::string op, backend, variant = "tiled", dtype = "float", tile;
+  std::vector<std::string> tune;
   Shape shape;
   Num reps, seed;
   bool json = false, peer = false, traffic = false;
@@ -169,6 +210,7 @@ TileConfig parse_tile(const std::string& text) {
 }
 
 int cmd_run(const RunArgs& a) {
+  apply_tunings(a.tune);
   const Op op = parse_op(a.op);
   const DType dt = parse_dtype(a.dtype);
   const Variant v = parse_variant(a.variant);
@@ -218,6 +260,7 @@ struct CompareArgs {
   std::vector<std::string> ops, backends;
   Num size, filter, k_alias, reps, seed;
   std::string dtype = "float", json_file, csv_file, plot_file;
+  std::vector<std::string> tune;
   CLI::Option* json_opt = nullptr;
   bool no_peers = false;
 };
@@ -236,6 +279,7 @@ void reject_duplicates(const std::vector<std::string>& names, const char* what) 
 index_t default_size(Op op) { return op == Op::gemm ? 1024 : op == Op::transpose ? 4096 : 2048; }
 
 int cmd_compare(const CompareArgs& a) {
+  apply_tunings(a.tune);
   reject_duplicates(a.ops, "operations");
   reject_duplicates(a.backends, "--backends");
   std::vector<Op> ops;
@@ -336,15 +380,8 @@ constexpr const char* kFooter = R"(Environment that changes results or timings:
   OPENBLAS_NUM_THREADS   threads of the OpenBLAS peer (openmp's gemm peer)
   KOKKOS_NUM_THREADS     threads of the kokkos backend on OpenMP/Threads (Kokkos' own variable)
   CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES   which GPU the cuda/hip backend uses (device 0 of those listed)
-  TILEKIT_OPENMP_SIMD    caps the SIMD level the openmp backend uses (e.g. avx2)
-  TILEKIT_KOKKOS_BLOCK, TILEKIT_KOKKOS_TILED, TILEKIT_CONV_TILED, TILEKIT_CONV_OPT, TILEKIT_DMMA, TILEKIT_SGEMM
-                         kernel-selection overrides for experiments
-  TILEKIT_KOKKOS_TRANSPOSE, TILEKIT_KOKKOS_CONV,
-  TILEKIT_KOKKOS_CONV_LOAD, TILEKIT_KOKKOS_CONV_FILTER, TILEKIT_KOKKOS_CONV_BOUNDS, TILEKIT_KOKKOS_BARRIER,
-  TILEKIT_KOKKOS_ALIGN, TILEKIT_KOKKOS_NAIVE, TILEKIT_KOKKOS_NAIVE_LOOP, TILEKIT_KOKKOS_CONV_WINDOW, TILEKIT_KOKKOS_SGEMM,
-  TILEKIT_OMP_GEMM, TILEKIT_OMP_GEMM_GRID, TILEKIT_OMP_GEMM_STEAL   the same (backends/*/NOTES.md)
-  TILEKIT_KOKKOS_TIMER=host   time kokkos on a GPU with the host clock around launch + fence (default: events)
-  TILEKIT_HUGE_PAGES=0   host matrices of 4 MiB and more without transparent huge pages (default 1: asked for)
+  TILEKIT_PLUGIN_PATH    more directories to look for backend plugins in (':'-separated)
+  TILEKIT_<TUNING>       a tuning (kernel choices, timing methods): `tilekit tunings` lists them all
 Sizes are integers from 1 to 2147483647 in run and compare alike (gemm's --k may be 0); --tile is rejected where the
 variant uses no tile (naive, --peer); naming an operation or backend twice is an error.
 Exit codes (README.md, "Exit codes"): 0 ok, 1 verification failed, 2 bad usage, 3 resources or device
@@ -373,6 +410,8 @@ int main(int argc, char** argv) {
   ra.seed.opt = run->add_option("--seed", ra.seed.text, "Seed of the random inputs (default 42)")->type_name("INT");
   run->add_flag("--json", ra.json, "Print exactly one JSON object");
   run->footer("Progress goes to stderr: one live line on a terminal, the stages of long runs otherwise.");
+  run->add_option("--tune", ra.tune, "Set a tuning, NAME=VALUE (repeatable; `tilekit tunings` lists them)")
+      ->type_name("NAME=VALUE")->allow_extra_args(false)->take_all();
   run->add_flag("--traffic", ra.traffic, "Also print the memory traffic PMPP's model predicts beside the compulsory bytes");
 
   CompareArgs ca;
@@ -390,7 +429,13 @@ int main(int argc, char** argv) {
   ca.json_opt = cmp->add_option("--json", ca.json_file, "Also write the rows and the run's context as JSON to this file (checked before the run)");
   ca.seed.opt = cmp->add_option("--seed", ca.seed.text, "Seed of the random inputs (default 42)")->type_name("INT");
   cmp->add_option("--csv", ca.csv_file, "Also write every row as CSV (spreadsheets, pandas) to this file");
+  cmp->add_option("--tune", ca.tune, "Set a tuning, NAME=VALUE (repeatable; `tilekit tunings` lists them)")
+      ->type_name("NAME=VALUE")->allow_extra_args(false)->take_all();
   cmp->add_option("--plot", ca.plot_file, "Also draw the rows on each device's roofline, as SVG, to this file");
+
+  bool tunings_json = false;
+  auto* tun = app.add_subcommand("tunings", "List every tuning: name, backend, allowed values, default, description");
+  tun->add_flag("--json", tunings_json, "Print a JSON array of objects (name, backend, env, values, default, value, doc)");
 
   std::vector<std::string> roof_backends;
   auto* roof = app.add_subcommand("roofline", "Measure and print each backend's roofline ceilings (bandwidth, FMA peak)");
@@ -409,6 +454,9 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   try {
+    // A bad TILEKIT_* variable is a usage error before any work, whatever the command.
+    tilekit::load_tunings();
+    if (*tun) return cmd_tunings(tunings_json);
     if (*info) return cmd_info();
     if (*run) return cmd_run(ra);
     if (*cmp) return cmd_compare(ca);

@@ -15,6 +15,7 @@
 
 #include "build_info.hpp"
 #include "plot.hpp"
+#include "tilekit/tunings.hpp"
 #include "tilekit/version.hpp"
 
 namespace tilekit::cli {
@@ -141,6 +142,7 @@ nlohmann::json run_context(const std::vector<Backend*>& backends) {
   }
   j["backends"] = bes;
   j["gpus"] = gpus;
+  j["tunings"] = tunings_json();
   return j;
 }
 
@@ -170,7 +172,10 @@ std::string csv_text(const std::vector<Row>& rows) {
   static const char* const cols[] = {"op", "backend", "variant", "peer", "device", "dtype", "m", "n", "k", "tile",
                                      "reps", "seconds", "gflops", "gbps", "verified", "rel_error",
                                      "speedup_vs_naive", "peer_fraction", "intensity", "peak_gflops", "peak_gbps",
-                                     "roof_fraction", "roof_level"};
+                                     "roof_fraction", "roof_level", "tunings"};
+  // The tunings in effect, one field: NAME=VALUE;... (the JSON context has them as an object).
+  std::string tunings;
+  for (const auto& [name, value] : tuning_values()) tunings += (tunings.empty() ? "" : ";") + name + "=" + value;
   std::string out;
   for (const char* c : cols) out += std::string(out.empty() ? "" : ",") + c;
   out += "\n";
@@ -183,7 +188,7 @@ std::string csv_text(const std::vector<Row>& rows) {
         csv_num(r.gflops), csv_num(r.gbps), r.verified ? "true" : "false", csv_num(r.rel_error),
         csv_num(row.vs_naive), csv_num(row.vs_peer), csv_num(row.roof.intensity),
         row.roof.peak_gflops > 0 ? csv_num(row.roof.peak_gflops) : "",
-        row.roof.peak_gbps > 0 ? csv_num(row.roof.peak_gbps) : "", csv_num(row.roof.roof_fraction), row.roof.level};
+        row.roof.peak_gbps > 0 ? csv_num(row.roof.peak_gbps) : "", csv_num(row.roof.roof_fraction), row.roof.level, csv_field(tunings)};
     std::string line;
     for (const auto& v : f) line += (line.empty() ? "" : ",") + v;
     out += line + "\n";

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "tilekit/tunings.hpp"
+
 namespace tilekit::cli {
 namespace {
 
@@ -246,7 +248,13 @@ nlohmann::json RunResult::to_json() const {
           {"device", device}, {"dtype", to_string(problem.dtype)}, {"m", problem.m}, {"n", problem.n},
           {"k", problem.k}, {"tile", tile.str()}, {"launch", launch}, {"reps", reps}, {"seconds", seconds},
           {"min_seconds", min_seconds}, {"max_seconds", max_seconds}, {"gflops", gflops}, {"gbps", gbps},
-          {"verified", verified}, {"rel_error", rel_error}, {"check", check}};
+          {"verified", verified}, {"rel_error", rel_error}, {"check", check}, {"tunings", tunings_json()}};
+}
+
+nlohmann::json tunings_json() {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, value] : tuning_values()) j[name] = value;
+  return j;
 }
 
 }  // namespace tilekit::cli

@@ -53,6 +53,9 @@ struct RunResult {
   nlohmann::json to_json() const;
 };
 
+// Every tuning's effective value, as the JSON object each result records.
+nlohmann::json tunings_json();
+
 RunResult run_variant(Backend& be, Variant v, const Workload& w, const RunOptions& o);
 // The backend's peer for this operation: its gemm library, or a device copy of the bytes a
 // bandwidth-bound operation must move. Throws when the backend has none.

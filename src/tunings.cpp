@@ -1,0 +1,296 @@
+// The tuning registry: the one table of every run-time setting that changes a kernel choice or a
+// timing method (include/tilekit/tunings.hpp says how values are found and checked).
+//
+// It lives in libtilekit's registry part (with src/backend.cpp), not in the core objects a
+// plugin carries, so a process has one table: a plugin resolves these functions from the
+// libtilekit or the program that loaded it, as it does the Backend class.
+#include "tilekit/tunings.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <shared_mutex>
+
+#include <fmt/format.h>
+
+#include "tilekit/config.hpp"
+#include "tilekit/types.hpp"
+
+extern char** environ;
+
+namespace tilekit {
+namespace {
+
+// Shorthands for the table below.
+Tuning choice(std::string name, std::string backend, std::vector<std::string> values, std::string def,
+              std::string doc, std::vector<std::string> sweep = {}) {
+  Tuning t;
+  t.name = std::move(name);
+  t.backend = std::move(backend);
+  t.values = std::move(values);
+  t.default_value = std::move(def);
+  t.doc = std::move(doc);
+  t.sweep_values = std::move(sweep);
+  return t;
+}
+[[maybe_unused]] Tuning integer(std::string name, std::string backend, std::int64_t lo, std::int64_t hi, std::int64_t def,
+               std::string doc) {
+  Tuning t;
+  t.name = std::move(name);
+  t.backend = std::move(backend);
+  t.min = lo;
+  t.max = hi;
+  t.default_value = std::to_string(def);
+  t.doc = std::move(doc);
+  return t;
+}
+
+// The table. The measured reasons behind each default are in docs/design/; a value listed under
+// `sweep` exists only in -DTILEKIT_BUILD_SWEEPS=ON builds, for re-measuring what lost.
+std::vector<Tuning> make_table() {
+  std::vector<Tuning> t = {
+      // ---- every CPU backend's host memory
+      choice("host.huge_pages", "host", {"on", "off"}, "on",
+             "host matrices of 4 MiB and more on transparent huge pages (2 MiB aligned, madvised)"),
+      // ---- openmp
+      choice("openmp.simd", "openmp", {"auto", "avx3_spr", "avx3_zen4", "avx3", "avx2", "sse4", "ssse3", "sse2", "emu128", "scalar"},
+             "auto", "caps the SIMD target Highway dispatches to (auto: the widest this CPU runs)"),
+      choice("openmp.gemm.driver", "openmp", {"shared", "grid"}, "shared",
+             "optimized gemm's parallel driver: shared packed panels (BLIS) or a grid of private blocks"),
+      choice("openmp.gemm.steal", "openmp", {"on", "off"}, "on",
+             "optimized gemm: threads done with their cell take units from others"),
+      choice("openmp.gemm.pack_a", "openmp", {"vector", "scalar"}, "vector", "optimized gemm: how A panels are packed"),
+      choice("openmp.gemm.prefetch_a", "openmp", {"off", "on"}, "off",
+             "optimized gemm: software prefetch of the next A micro-panel"),
+      choice("openmp.gemm.pack", "openmp", {"dynamic", "static"}, "dynamic",
+             "optimized gemm: packing work handed out dynamically or in static slices"),
+      choice("openmp.gemm.grid", "openmp", {"auto"}, "auto",
+             "optimized gemm (grid driver): the thread grid, RxC with R*C threads, or auto"),
+      choice("openmp.gemm.profile", "openmp", {"off", "on"}, "off",
+             "optimized gemm: print per-thread packing, waiting and compute seconds to stderr"),
+      // ---- kokkos
+      choice("kokkos.timer", "kokkos", {"events", "host"}, "events",
+             "GPU timing: device events on Kokkos' stream, or the host clock around launch and fence"),
+      choice("kokkos.align", "kokkos", {"256", "4096", "kokkos"}, "256",
+             "start of every matrix: a 256- or 4096-byte boundary, or where kokkos_malloc puts it"),
+      choice("kokkos.barrier", "kokkos", {"block", "team"}, "block",
+             "team barrier on CUDA: the bar.sync instruction, or Kokkos' team_barrier()"),
+      choice("kokkos.naive.launch", "kokkos", {"auto", "mdrange", "team"}, "auto",
+             "naive kernels on GPUs: MDRangePolicy, or cuda-shaped teams (auto: teams for gemm)"),
+      choice("kokkos.naive.loop", "kokkos", {"batch4", "plain"}, "batch4",
+             "naive gemm on GPUs: four taps' loads before their FMAs, or the plain loop"),
+      choice("kokkos.gemm.block", "kokkos", {"auto", "patch", "strip", "vstore"}, "auto",
+             "optimized gemm's generic GPU block: thread mapping and B stores (auto: vstore float, patch double)"),
+      choice("kokkos.sgemm.kernel", "kokkos", {"sm90", "cub", "block"}, "sm90",
+             "optimized float gemm on sm_90: the cuda block body where it fills the GPU, at every size, or the generic block"),
+      choice("kokkos.transpose.kernel", "kokkos", {"block", "lanes"}, "block",
+             "optimized transpose: cuda's block kernel, or team threads x vector lanes"),
+      choice("kokkos.conv2d.kernel", "kokkos", {"block", "strips"}, "block",
+             "optimized conv2d: cuda's block kernel, or vertical strips per thread"),
+      choice("kokkos.conv2d.load", "kokkos", {"auto", "regs", "async"}, "auto",
+             "optimized conv2d on CUDA: window copies through registers or cp.async (auto: async from R = 5)"),
+      choice("kokkos.conv2d.filter", "kokkos", {"auto", "regs", "constant"}, "auto",
+             "optimized conv2d on CUDA: filter in registers or constant memory (auto: constant from R = 5)"),
+      choice("kokkos.conv2d.window", "kokkos", {"lines", "aligned", "vector"}, "lines",
+             "optimized conv2d on CUDA: window rows sector-aligned and copied by lines, sector-aligned, or vector-padded"),
+      choice("kokkos.conv2d.bounds", "kokkos", {"none", "occ"}, "none",
+             "optimized conv2d on CUDA: launch bounds as cuda's kernel, or capped registers for occupancy"),
+      // ---- cuda and hip (one GPU source)
+      choice("cuda.sgemm.kernel", "cuda",
+             {"auto",     "sm80",     "warp2",     "warp3",    "warp4",    "big3",     "big4",     "dual3",
+              "dual4",    "deep3",    "ddual3",    "warp3e",   "dual3e",   "warp3f",   "dual3f",   "dual3ef",
+              "big3f",    "dual3fu4", "dual3efu4", "dual3fu8", "dual3fu2", "big3ef",   "cub3f",    "cub3ef",
+              "cub4ef",   "cub3ef2",  "dual3ef8",  "dual3efz", "cub3efz",  "dual3f2",  "cub3f2",   "cub3efzb",
+              "cub3efzs", "dual3efzs"},
+             "auto", "optimized float gemm on sm_90: the kernel (auto: dual3efzs, smaller shapes where it cannot fill the GPU)"),
+      choice("cuda.dgemm.mma", "cuda", {"auto", "m16n8k16", "m8n8k4", "off"}, "auto",
+             "optimized double gemm: the FP64 tensor-core shape, or off for FFMA (auto: m16n8k16 on sm_90, m8n8k4 on sm_80)"),
+      choice("gpu.conv2d.optimized", "cuda, hip", {"auto"}, "auto",
+             "optimized conv2d window: tile, aligned, aligned-occ or aligned[<N>][-lines][-split][-tma][-pf] (auto: aligned-lines with cp.async, else tile)"),
+  };
+  std::sort(t.begin(), t.end(), [](const Tuning& a, const Tuning& b) { return a.name < b.name; });
+  return t;
+}
+
+// Values some tunings accept beyond their list: a pattern, checked here.
+bool accepts_pattern(const Tuning& t, const std::string& v) {
+  if (t.name == "openmp.gemm.grid") {
+    int r = 0, c = 0;
+    char tail = 0;
+    return std::sscanf(v.c_str(), "%dx%d%c", &r, &c, &tail) == 2 && r > 0 && c > 0;
+  }
+  if (t.name == "gpu.conv2d.optimized") {
+    if (v == "tile" || v == "aligned" || v == "aligned-occ") return true;
+    if (v.rfind("aligned", 0) != 0) return false;
+    std::string rest = v.substr(7);
+    for (const char* suffix : {"-pf", "-tma", "-split", "-lines"}) {
+      const std::string s(suffix);
+      if (rest.size() >= s.size() && rest.compare(rest.size() - s.size(), s.size(), s) == 0) rest.resize(rest.size() - s.size());
+    }
+    if (rest.empty()) return true;
+    if (rest.find_first_not_of("0123456789") != std::string::npos || rest.size() > 4) return false;
+    const int n = std::atoi(rest.c_str());
+    return n > 0 && n % 8 == 0;
+  }
+  return false;
+}
+
+// TILEKIT_* variables that are not tunings: where plugins are, and the test programs' own.
+bool non_tuning_variable(const std::string& var) {
+  return var == "TILEKIT_PLUGIN_PATH" || var == "TILEKIT_TILE_CHECK_SEED" || var == "TILEKIT_PROGRAM" || var.rfind("TILEKIT_TEST_", 0) == 0 ||
+         var.rfind("TILEKIT_FAKE_", 0) == 0;
+}
+
+struct Registry {
+  std::vector<Tuning> table = make_table();
+  std::vector<std::string> values;  // effective values, index-aligned with `table`
+  std::shared_mutex mutex;
+  std::once_flag env_once;
+  std::string env_error;  // a bad environment, reported at every use until the process ends
+
+  Registry() {
+    for (const auto& t : table) values.push_back(t.default_value);
+  }
+  std::size_t index(std::string_view name) const {
+    auto it = std::lower_bound(table.begin(), table.end(), name,
+                               [](const Tuning& t, std::string_view n) { return t.name < n; });
+    if (it == table.end() || it->name != name) {
+      std::string names;
+      for (const auto& t : table) names += (names.empty() ? "" : ", ") + t.name;
+      throw Error(fmt::format("unknown tuning '{}' (`tilekit tunings` lists them: {})", name, names));
+    }
+    return std::size_t(it - table.begin());
+  }
+  // Throws unless `v` is one of t's values (or its pattern) and compiled into this build.
+  static void check(const Tuning& t, const std::string& v, std::string_view source) {
+    bool ok;
+    if (t.values.empty()) {
+      std::size_t used = 0;
+      long long n = 0;
+      try {
+        n = std::stoll(v, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      ok = used == v.size() && !v.empty() && n >= t.min && n <= t.max;
+    } else {
+      ok = std::find(t.values.begin(), t.values.end(), v) != t.values.end() || accepts_pattern(t, v);
+    }
+    if (!ok) throw Error(fmt::format("{}: '{}' is not a value of tuning {}: expected {}", source, v, t.name, t.allowed()));
+    if (!sweeps_built() && std::find(t.sweep_values.begin(), t.sweep_values.end(), v) != t.sweep_values.end())
+      throw Error(fmt::format("{}: {}={} selects a kernel compiled only in sweep builds; configure with "
+                              "-DTILEKIT_BUILD_SWEEPS=ON to measure it",
+                              source, t.name, v));
+  }
+  void read_environment() {
+    std::call_once(env_once, [this] {
+      std::vector<std::string> errors;
+      for (char** e = environ; e && *e; ++e) {
+        const std::string kv(*e);
+        if (kv.rfind("TILEKIT_", 0) != 0) continue;
+        const std::size_t eq = kv.find('=');
+        const std::string var = kv.substr(0, eq), val = eq == std::string::npos ? "" : kv.substr(eq + 1);
+        if (non_tuning_variable(var)) continue;
+        auto it = std::find_if(table.begin(), table.end(), [&](const Tuning& t) { return t.env() == var; });
+        try {
+          if (it == table.end())
+            throw Error(fmt::format("environment variable {} names no tuning (`tilekit tunings` lists them; "
+                                    "a tuning's variable is TILEKIT_ and its name in upper case, dots as underscores)",
+                                    var));
+          if (val.empty()) continue;  // set but empty: the default, as for any unset variable
+          check(*it, val, var);
+          values[std::size_t(it - table.begin())] = val;
+        } catch (const Error& err) {
+          errors.emplace_back(err.what());
+        }
+      }
+      std::sort(errors.begin(), errors.end());
+      for (const auto& m : errors) env_error += (env_error.empty() ? "" : "; ") + m;
+    });
+    if (!env_error.empty()) throw Error(env_error);
+  }
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+std::string Tuning::env() const {
+  std::string e = "TILEKIT_";
+  for (char c : name) e += c == '.' ? '_' : char(std::toupper(static_cast<unsigned char>(c)));
+  return e;
+}
+
+std::string Tuning::allowed() const {
+  if (values.empty()) return fmt::format("an integer from {} to {}", min, max);
+  std::string s;
+  for (std::size_t i = 0; i < values.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == values.size() ? " or " : ", ") + values[i];
+  if (name == "openmp.gemm.grid") s += " or RxC";
+  if (name == "gpu.conv2d.optimized") s += ", tile, aligned, aligned-occ or aligned[<N>][-lines][-split][-tma][-pf] (N a multiple of 8)";
+  return s;
+}
+
+const std::vector<Tuning>& tunings() { return registry().table; }
+
+const Tuning& find_tuning(std::string_view name) {
+  Registry& r = registry();
+  return r.table[r.index(name)];
+}
+
+void load_tunings() { registry().read_environment(); }
+
+std::string tuning(std::string_view name) {
+  Registry& r = registry();
+  r.read_environment();
+  const std::size_t i = r.index(name);
+  std::shared_lock lock(r.mutex);
+  return r.values[i];
+}
+
+std::int64_t tuning_int(std::string_view name) {
+  const Tuning& t = find_tuning(name);
+  if (!t.values.empty()) throw Error(fmt::format("tuning {} is not an integer tuning", t.name));
+  return std::stoll(tuning(name));
+}
+
+void set_tuning(std::string_view name, std::string_view value) {
+  Registry& r = registry();
+  r.read_environment();
+  const std::size_t i = r.index(name);
+  const std::string v(value);
+  Registry::check(r.table[i], v, fmt::format("--tune {}", name));
+  std::unique_lock lock(r.mutex);
+  r.values[i] = v;
+}
+
+void set_tuning(std::string_view assignment) {
+  const std::size_t eq = assignment.find('=');
+  if (eq == std::string_view::npos || eq == 0)
+    throw Error(fmt::format("--tune: '{}' is not NAME=VALUE (`tilekit tunings` lists the names)", assignment));
+  set_tuning(assignment.substr(0, eq), assignment.substr(eq + 1));
+}
+
+std::vector<std::pair<std::string, std::string>> tuning_values() {
+  Registry& r = registry();
+  r.read_environment();
+  std::shared_lock lock(r.mutex);
+  std::vector<std::pair<std::string, std::string>> out;
+  for (std::size_t i = 0; i < r.table.size(); ++i) out.emplace_back(r.table[i].name, r.values[i]);
+  return out;
+}
+
+bool sweeps_built() {
+#ifdef TILEKIT_HAS_SWEEPS
+  return true;
+#else
+  return false;
+#endif
+}
+
+}  // namespace tilekit
