@@ -421,7 +421,7 @@ def traffic(rows):
     for dev, rs in by_dev.items():
         rs.sort(key=lambda r: (OPS.get(r.get("op"), 9), r.get("m") or 0, BACKENDS.get(r.get("backend"), 9),
                                VARIANTS.get(r.get("variant"), 9), r.get("tile") or ""))
-        counters = sorted({r.get("counter") or "?" for r in rs})
+        counters = sorted({re.sub(r", inside .*$", "", r.get("counter") or "?") for r in rs})
         days = sorted({day(r) for r in rs})
         commits = sorted({commit_of(r) for r in rs})
         lines = [f"# Memory traffic per call on {dev}: PMPP's model against the measured bytes", "",

@@ -509,11 +509,17 @@ class Runner:
             out, err = p.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            os.killpg(p.pid, signal.SIGTERM)  # the step's own process group: it and what it started
+
+            def kill(sig):  # the step's own process group: it and what it started
+                try:
+                    os.killpg(p.pid, sig)
+                except ProcessLookupError:
+                    pass
+            kill(signal.SIGTERM)
             try:
                 out, err = p.communicate(timeout=10)
             except subprocess.TimeoutExpired:
-                os.killpg(p.pid, signal.SIGKILL)
+                kill(signal.SIGKILL)
                 out, err = p.communicate()
         secs = time.monotonic() - t
         if log_base:
@@ -714,7 +720,8 @@ class Runner:
         kinds = step.get("kinds")
         if kinds and self.ctx.kind not in kinds:
             why = f"for {', '.join(kinds)} machines, this is a {self.ctx.kind} one"
-        why = why or check_requires(step.get("requires"), self.ctx, compiled)
+        why = why or check_requires(list(self.suites[suite].get("requires", [])) + list(step.get("requires", [])),
+                                    self.ctx, compiled)
         if why:
             print(f"run.py: {suite}/{step['name']}: skipped ({why})", file=sys.stderr)
             return
@@ -955,7 +962,8 @@ def main(argv=None):
     ap.add_argument("--suites-file", default=DEFAULT_SUITES, help=argparse.SUPPRESS)
     ap.add_argument("--steps", help="only steps whose names match these comma-separated globs")
     ap.add_argument("--kind", choices=KINDS, help="the machine's kind (default: from nvidia-smi)")
-    ap.add_argument("--budget", type=float, help="seconds for everything; steps are cut to what is left")
+    ap.add_argument("--budget", type=float,
+                    help="seconds for everything; steps are cut to what is left, and skipped under 30 s")
     ap.add_argument("--dry-run", action="store_true", help="print the commands, run nothing, write nothing")
     ap.add_argument("--list", action="store_true", help="list the suites and their steps")
     ap.add_argument("--merge", nargs="+", metavar="FILE", help="append another database's new rows to --db")
@@ -984,8 +992,6 @@ def main(argv=None):
             die(f"unknown suite '{s}' (known: {', '.join(suites)})")
     if len(set(args.suites)) != len(args.suites):
         die("a suite is named twice")
-    if args.budget is not None and args.budget <= 0:
-        die("--budget must be positive")
     args.build = os.path.abspath(args.build)
     exe = find_tilekit(args.build)
     ctx = Context(args.build, args.kind)
