@@ -58,7 +58,9 @@ def main():
         results = [r for r in rows if r.get("kind") == "result"]
         steps = [r for r in rows if r.get("kind") == "step"]
         check(len(steps) >= 3 and all(s.get("status") == "pass" for s in steps), "every step recorded as passed")
-        check({r.get("step") for r in results} >= {"gemm", "transpose-vs-memcpy", "conv2d-tuned"},
+        has_openmp = any("openmp" in (r.get("backends_compiled") or []) for r in rows)
+        expected = {"gemm", "transpose-vs-memcpy", "conv2d-tuned"} if has_openmp else {"gemm"}
+        check({r.get("step") for r in results} >= expected,
               f"a result from every smoke step: {sorted({r.get('step') for r in results})}")
         for r in rows:
             missing = [k for k in CONTEXT_KEYS if k not in r]
@@ -88,7 +90,7 @@ def main():
         tr = [r for r in results if r.get("step") == "transpose-vs-memcpy"]
         opt = [r for r in tr if not r.get("peer")]
         peers = [r for r in tr if r.get("peer")]
-        check(len(opt) == 1 and len(peers) == 2, f"one row per member: {len(opt)} + {len(peers)}")
+        check(not has_openmp or (len(opt) == 1 and len(peers) == 2), f"one row per member: {len(opt)} + {len(peers)}")
         if opt and peers:
             best = max(p["gbps"] for p in peers)
             check(len(opt[0].get("round_seconds", [])) == 2, "both rounds' times kept")
@@ -97,7 +99,8 @@ def main():
             one = [p for p in peers if (p.get("env") or {}).get("OMP_NUM_THREADS") == "1"]
             check(len(one) == 1 and one[0].get("omp_num_threads") == "1", "the 1-thread copy's environment recorded")
         tuned = [r for r in results if r.get("step") == "conv2d-tuned"]
-        check(len(tuned) == 1 and tuned[0].get("tunings_set") == {"openmp.simd": "scalar"}, "tunings asked for recorded")
+        check(not has_openmp or (len(tuned) == 1 and tuned[0].get("tunings_set") == {"openmp.simd": "scalar"}),
+              "tunings asked for recorded")
         if tuned:
             t = tuned[0]
             via_env = t.get("env", {}).get("TILEKIT_OPENMP_SIMD") == "scalar"
@@ -126,12 +129,13 @@ def main():
         b1, e1 = after.index("<!-- results:begin -->"), after.index("<!-- results:end -->")
         check(before[:b0] == after[:b1] and before[e0:] == after[e1:], "only the text between the markers changed")
         block = after[b1:e1]
-        check("| transpose float | 96² | openmp | optimized |" in block, "the optimized transpose row is in the table")
-        check(" CPUs**:" in block and "gemm float" not in block, "one CPU block; only the optimized variant by default")
+        check(not has_openmp or "| transpose float | 96² | openmp | optimized |" in block,
+              "the optimized transpose row is in the table")
+        check(" CPUs**:" in block and "gemm float" not in block, "a CPU block; only the optimized variant by default")
         rc, _, err = run([py, report, "--db", db, "--readme", readme, "--results-dir", res, "--check"])
         check(rc == 0, f"--check after regenerating: exit {rc}: {err}")
         with open(readme, "w") as f:
-            f.write(after.replace("| transpose float | 96² |", "| transpose float | 97² |"))
+            f.write(after.replace(" CPUs**:", " CPU**:"))
         rc, _, err = run([py, report, "--db", db, "--readme", readme, "--results-dir", res, "--check"])
         check(rc == 1 and "out of date" in err, f"--check after an edit: exit {rc}")
     finally:
