@@ -4,7 +4,8 @@
 # kernel's functions alone; valgrind is a Debian package), against PMPP's predicted traffic (`tilekit run
 # --traffic`). The last level is simulated at 1 MiB so that small problems (a few MiB) already
 # stream from "memory"; cachegrind simulates one thread, so the openmp kernel runs on one.
-# Usage: bench/cpu_traffic.sh BUILD_DIR OUT_DIR  (writes OUT_DIR/cpu-traffic.md and .jsonl)
+# Usage: bench/cpu_traffic.sh BUILD_DIR OUT_DIR  (writes OUT_DIR/cpu-traffic.md and .jsonl, or the
+# rows to $BENCH_ROWS when bench/run.py runs it: suite traffic)
 #
 # Bytes per call = (DLmr + DLmw) x 64 (line fills of reads and writes) / 2 calls (the warm-up and
 # the one timed repetition). Cachegrind does not simulate write-backs: the written lines go back
@@ -14,7 +15,8 @@ set -euo pipefail
 b=$(cd "${1:?usage: cpu_traffic.sh BUILD_DIR OUT_DIR}" && pwd)
 out=${2:?usage: cpu_traffic.sh BUILD_DIR OUT_DIR}
 mkdir -p "$out"
-rows=$out/cpu-traffic.jsonl
+# Under bench/run.py the rows go straight to its file (kept if the step is stopped at its limit).
+rows=${BENCH_ROWS:-$out/cpu-traffic.jsonl}
 : >"$rows"
 ll=1048576
 # The pattern names the backend's entry point for the operation (its kernels are its callees;

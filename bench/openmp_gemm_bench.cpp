@@ -1,6 +1,6 @@
 // Times the openmp backend's optimized SGEMM drivers and its OpenBLAS peer on one square
 // problem, alternating them round by round in one process (same inputs, same thread team), for
-// the scaling sweeps on many-core hosts (bench/device/r3/xeon.sh) where `tilekit run` would
+// the scaling sweeps on many-core hosts (bench/suites.toml, host-scaling) where `tilekit run` would
 // spend most of its time on a fresh one-core double-precision reference per row.
 //
 //   tilekit_openmp_gemm_bench N REPS VARIANT...
@@ -13,8 +13,10 @@
 // thread grid) and/or :ROWS,COLS,DEPTH (an explicit tile). Threads: OMP_NUM_THREADS.
 // Each variant is checked on 64 sampled elements of C against a double-precision dot product
 // (bound: 4 K eps sum |a b|; that first run is also the warm-up: workspaces, thread pools), then
-// timed REPS times, the variants alternating; prints one JSON line per
-// variant (median and best GFLOP/s, all times) and exits 1 if any check failed.
+// timed REPS times, the variants alternating; prints one JSON line per variant in the shape of
+// `tilekit run --json` (median and best GFLOP/s, all times; "new" is reported as the optimized
+// variant, "peer" as openblas) and exits 1 if any check failed. bench/suites.toml's host-scaling
+// suite runs it.
 #include <omp.h>
 
 #include <algorithm>
@@ -136,6 +138,8 @@ int main(int argc, char** argv) {
   for (int r = 0; r < reps; ++r)
     for (std::size_t vi = 0; vi < variants.size(); ++vi) times[vi].push_back(seconds(variants[vi]));
 
+  // One JSON line per variant in `tilekit run --json`'s shape (bench/run.py records them), with the
+  // driver's setting and every repetition's time beside the median.
   const double flops = 2.0 * double(n) * double(n) * double(n);
   for (std::size_t vi = 0; vi < variants.size(); ++vi) {
     std::vector<double> t = times[vi];
@@ -143,11 +147,17 @@ int main(int argc, char** argv) {
     const double med = t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
     std::string list;
     for (double x : times[vi]) list += (list.empty() ? "" : ",") + std::to_string(x);
+    const bool peer = variants[vi].kind == "peer";
+    const char* variant = peer ? "openblas" : variants[vi].spec == "new" ? "optimized" : variants[vi].spec.c_str();
     std::printf(
-        "{\"n\": %ld, \"threads\": %d, \"variant\": \"%s\", \"gflops\": %.1f, \"gflops_best\": %.1f, \"seconds\": "
-        "[%s], \"check\": \"%s\"}\n",
-        long(n), omp_get_max_threads(), variants[vi].spec.c_str(), flops / med * 1e-9, flops / t.front() * 1e-9,
-        list.c_str(), checks[vi].c_str());
+        "{\"op\": \"gemm\", \"backend\": \"openmp\", \"variant\": \"%s\", \"setting\": \"%s\", \"peer\": %s, "
+        "\"dtype\": \"float\", \"m\": %ld, \"n\": %ld, \"k\": %ld, \"threads\": %d, \"reps\": %d, \"seconds\": %.9g, "
+        "\"min_seconds\": %.9g, \"max_seconds\": %.9g, \"gflops\": %.6g, \"gflops_best\": %.6g, \"gbps\": %.6g, "
+        "\"times\": [%s], \"verified\": %s, \"check\": \"%s\"}\n",
+        variant, variants[vi].spec.c_str(), peer ? "true" : "false", long(n), long(n), long(n), omp_get_max_threads(),
+        reps, med, t.front(), t.back(), flops / med * 1e-9, flops / t.front() * 1e-9,
+        3.0 * sizeof(float) * double(n) * double(n) / med * 1e-9, list.c_str(), checks[vi] == "ok" ? "true" : "false",
+        checks[vi].c_str());
   }
   return all_ok ? 0 : 1;
 }

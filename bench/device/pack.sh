@@ -21,5 +21,7 @@ cp -L /usr/include/x86_64-linux-gnu/openblas-pthread/openblas_config.h "$out/dep
 xz -T2 -6 -c $ob/libopenblasp-r0.3.21.so >"$out/deps/lib/x86_64-linux-gnu/libopenblas.so.0.xz"
 cp -L $multi/libgfortran.so.5 $multi/libquadmath.so.0 "$out/deps/lib/x86_64-linux-gnu/"
 cp -r /usr/src/googletest "$out/googletest"
-git -C "$root" rev-parse HEAD >"$out/commit"  # what the device builds (its copy of the tree has no usable git)
+# What the device builds (its copy of the tree has no usable git): bench/run.py records these.
+git -C "$root" rev-parse HEAD >"$out/commit"
+git -C "$root" describe --always --dirty --abbrev=12 >"$out/describe"
 du -sh "$out"

@@ -5,12 +5,16 @@
 # vector paths; explicit tiles; gemm k = 0 and alpha = 0), then the randomized campaign under
 # memcheck and initcheck, then >= 10,000 campaign cases per GPU backend without a tool.
 #   Usage: bash bench/device/sanitize.sh BUILD_DIR [BACKENDS]   (BACKENDS default: cuda, plus
-#   kokkos when it runs on the GPU). Writes sanitize.log, campaign.log and a summary to $OUT
-#   (or ./sanitize-out). Exit 0 only when every run is clean.
+#   kokkos when it runs on the GPU). TOOLS (default "memcheck racecheck synccheck initcheck")
+#   chooses the tools, CASES (default 10000; 0: none) the campaign's cases per backend without a
+#   tool. Writes sanitize.log, campaign.log and a summary to $BENCH_OUT (bench/run.py's folder for
+#   the step; bench/suites.toml's sanitize suite runs it one tool per step), or ./sanitize-out.
+#   Exit 0 only when every run is clean.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 B=$(cd "${1:?usage: sanitize.sh BUILD_DIR [BACKENDS]}" && pwd)
-out=${OUT:-$root/sanitize-out}
+out=${BENCH_OUT:-$root/sanitize-out}
+tools=${TOOLS:-memcheck racecheck synccheck initcheck}
 mkdir -p "$out/san"
 lib=$root/.device/deps/lib/x86_64-linux-gnu
 if [ -f "$lib/libopenblas.so.0.xz" ] && [ ! -f "$lib/libopenblas.so.0" ]; then
@@ -27,7 +31,7 @@ fi
 
 {
   for be in $backends; do
-    for tool in memcheck racecheck synccheck initcheck; do
+    for tool in $tools; do
       for d in float double; do
         for v in naive tiled optimized; do
           for shape in "gemm --m 67 --n 45 --k 33" "gemm --m 68 --n 44 --k 36" "gemm --m 1 --n 1 --k 1" \
@@ -48,8 +52,8 @@ fi
       echo "$tool|$B/tilekit run gemm --size 64 --backend $be --peer --reps 1"
     done
     # The campaign's odd shapes, leading dimensions and alpha = 0 / beta = 0 cases, in one process.
-    for tool in memcheck initcheck; do
-      echo "$tool|$B/tests/tilekit_campaign --backend $be --cases 300 --seed 11"
+    for tool in $tools; do
+      case $tool in memcheck | initcheck) echo "$tool|$B/tests/tilekit_campaign --backend $be --cases 300 --seed 11" ;; esac
     done
   done
 } >"$out/san/list"
@@ -73,6 +77,7 @@ rm -rf "$out/san"
 
 status=0
 [ "$clean" -eq $((total - usage)) ] || status=1
+[ "${CASES:-10000}" -gt 0 ] || exit $status
 (
   st=0
   for be in $backends; do

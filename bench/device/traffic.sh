@@ -4,7 +4,9 @@
 # --traffic`), at sizes well past the 60 MB L2 of an H200, plus PMPP's own claim for the tiled
 # gemm (compute-to-global-memory-access ratio 0.25 FLOP/B naive, x16 with 16x16 tiles, x32 with
 # 32x32). Usage: traffic.sh BUILD_DIR [OUT_DIR]; writes OUT_DIR/traffic.md (the table),
-# traffic.jsonl (the rows) and traffic.log (ncu's own output).
+# traffic.jsonl (the rows) and traffic.log (ncu's own output), or the rows to $BENCH_ROWS
+# when bench/run.py runs it (suite traffic; bench/report.py makes bench/results/traffic-DEVICE.md
+# from them).
 #
 # Each run is `tilekit run ... --reps 1`: one warm-up call and one timed call, so the kernel
 # launches twice; ncu profiles every kernel of the process and the bytes per call are the sum
@@ -17,7 +19,8 @@ mkdir -p "$out"
 lib=$root/.device/deps/lib/x86_64-linux-gnu
 export LD_LIBRARY_PATH=$lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 ncu=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
-rows=$out/traffic.jsonl
+# Under bench/run.py the rows go straight to its file (kept if the step is stopped at its limit).
+rows=${BENCH_ROWS:-$out/traffic.jsonl}
 : >"$rows"
 : >"$out/traffic.log"
 
@@ -58,7 +61,7 @@ measure gemm --variant tiled --size 4096 --tile 32,32,32
 {
   echo "# DRAM traffic per call: PMPP's model against ncu, $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null)"
   echo
-  echo "git commit $(cut -c1-7 "$root/.device/commit" 2>/dev/null || git -C "$root" rev-parse --short HEAD 2>/dev/null), $(date -u +%FT%TZ)"
+  echo "git commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || cut -c1-7 "$root/.device/commit" 2>/dev/null), $(date -u +%FT%TZ)"
   echo "command: bash bench/device/traffic.sh $1 (ncu --clock-control none --metrics dram__bytes_read.sum,dram__bytes_write.sum)"
   echo
   python3 "$root/bench/traffic_table.py" "$rows"

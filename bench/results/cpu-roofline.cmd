@@ -1,1 +1,0 @@
-./build/tilekit compare --json bench/results/cpu-roofline.json --csv bench/results/cpu-roofline.csv --plot bench/results/cpu-roofline.svg   # at cf67b0c, 2026-11-23T15:42:18Z, load avg 3.62 11.17 47.35 (2 cores shared with other agents: see the context block's load_avg); PNG: rsvg-convert -o bench/results/cpu-roofline.png bench/results/cpu-roofline.svg
