@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -74,6 +75,8 @@ std::vector<Row> annotate(const std::vector<RunResult>& runs, bool roofline) {
     }
     if (Backend* be = find_backend(r.backend); be && roofline)
       row.roof = roof_point(ceilings(*be), r.problem.dtype, r.flops, r.bytes, r.seconds);
+    else
+      row.roof.roof_fraction = row.roof.intensity = std::numeric_limits<double>::quiet_NaN();  // not measured
     rows.push_back(row);
   }
   return rows;
