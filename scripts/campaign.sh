@@ -17,10 +17,36 @@ if [ $# -eq 0 ]; then
   set --
   for b in serial openmp kokkos; do [[ " $compiled " == *" $b "* ]] && set -- "$@" "$b"; done
 fi
+# Each backend's cases come from their own seed range, so a failure names its backend. Backends
+# that run on one thread (serial; kokkos on Debian's Serial space) run two at a time, each with its
+# log printed whole when it ends; the others (openmp: all cores) run alone.
 status=0
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+one() {
+  echo "== campaign: $cases cases on $1 (seed ${SEED:-1})" >"$logs/$1"
+  "$prog" --backend "$1" --cases "$cases" --seed "${SEED:-1}" >>"$logs/$1" 2>&1
+}
+single=()
+parallel=()
 for b in "$@"; do
-  echo "== campaign: $cases cases on $b (seed ${SEED:-1})"
-  # Each backend's cases come from their own seed range, so a failure names its backend.
-  "$prog" --backend "$b" --cases "$cases" --seed "${SEED:-1}" || status=1
+  if [ "$b" = serial ] || { [ "$b" = kokkos ] && "$build/tilekit" info 2>/dev/null | grep -A2 '^\[kokkos\]' | grep -q 'Serial'; }; then
+    single+=("$b")
+  else
+    parallel+=("$b")
+  fi
+done
+while ((${#single[@]})); do
+  pids=()
+  for b in "${single[@]:0:2}"; do one "$b" & pids+=($!); done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" || status=1
+    cat "$logs/${single[$i]}"
+  done
+  single=("${single[@]:2}")
+done
+for b in "${parallel[@]}"; do
+  one "$b" || status=1
+  cat "$logs/$b"
 done
 exit $status

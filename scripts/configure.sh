@@ -8,9 +8,16 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 if [ -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
   export CUDACXX=/usr/local/cuda/bin/nvcc  # CMake looks for nvcc on PATH only
 fi
+# ccache (scripts/setup-debian.sh installs it) keeps compiled objects between builds; paths are
+# hashed relative to the clone, so another clone of the same sources reuses them too.
+launcher=()
+if command -v ccache >/dev/null; then
+  export CCACHE_BASEDIR=$root
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
 echo "configure: cmake -S . -B build (full output: build-configure.log)"
 set +o pipefail
-cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" 2>&1 | tee "$root/build-configure.log" |
+cmake -S "$root" -B "$root/build" -G Ninja -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" "$@" 2>&1 | tee "$root/build-configure.log" |
   grep --line-buffered -E "^-- (tilekit|hipcc|The (CXX|CUDA) compiler identification|Found (OpenMP|CUDAToolkit|GTest)|Configuring done)|Error|error:"
 status=${PIPESTATUS[0]}
 set -o pipefail

@@ -3,7 +3,7 @@
 # when everything is already there. The CUDA toolkit is not a Debian package: when
 # /usr/local/cuda exists the cuda backend is built too.
 set -euo pipefail
-pkgs=(build-essential cmake ninja-build pkg-config
+pkgs=(build-essential cmake ninja-build pkg-config ccache
       libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
       libopenblas-dev libhwy-dev libtrilinos-kokkos-dev hipcc
       librsvg2-bin   # rsvg-convert: the tests render the roofline plot to check it

@@ -50,6 +50,23 @@ TEST(Cli, InfoListsSerial) {
   auto r = run("info");
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.out.find("[serial]"), std::string::npos);
+  EXPECT_EQ(r.out.find("roofline ceilings"), std::string::npos);  // measured only when asked: --roofline
+}
+
+TEST(Cli, CompareWithoutRooflineLeavesTheRoofEmpty) {
+  const std::string file = testing::TempDir() + "tilekit_compare_noroof.json";
+  auto r = run("compare transpose --backends serial --size 32 --reps 1 --no-roofline --json " + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  FILE* f = fopen(file.c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  const auto j = nlohmann::json::parse(f);
+  fclose(f);
+  for (const auto& row : j["rows"]) {
+    EXPECT_EQ(row["verified"], true);
+    EXPECT_TRUE(row["roof_fraction"].is_null());
+  }
+  EXPECT_TRUE(j["context"]["backends"][0]["ceilings"].is_null());
+  EXPECT_EQ(run("compare transpose --backends serial --size 8 --no-roofline --plot /tmp/x.svg").code, 2);
 }
 
 TEST(Cli, CompareWritesJsonRowsForEveryVariantAndPeer) {

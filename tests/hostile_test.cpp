@@ -118,7 +118,7 @@ TEST(Hostile, OverOneMatrixLimitIsAUsageError) {
 }
 
 TEST(Hostile, OutputFilesAreCheckedBeforeTheWork) {
-  const std::string base = "compare transpose --backends serial --size 8 --reps 1 --json ";
+  const std::string base = "compare transpose --backends serial --size 8 --reps 1 --no-roofline --json ";
   expect_case({(base + "/proc/version").c_str(), kUsage, {"--json", "/proc/version", "cannot write"}});
   expect_case({(base + "''").c_str(), kUsage, {"--json", "empty"}});
   expect_case({(base + "no/such/dir/r.json").c_str(), kUsage, {"--json", "No such file or directory"}});
@@ -127,7 +127,7 @@ TEST(Hostile, OutputFilesAreCheckedBeforeTheWork) {
   expect_case({"compare gemm --backends serial --size 1000000 --json no/such/dir/r.json", kUsage, {"--json"}});
   struct stat st;
   if (stat("/dev/full", &st) == 0 && S_ISCHR(st.st_mode)) {  // a failed write: an error with the system's reason
-    const Result r = program("compare transpose --backends serial --size 8 --reps 1 --json /dev/full");
+    const Result r = program("compare transpose --backends serial --size 8 --reps 1 --no-roofline --json /dev/full");
     EXPECT_EQ(r.code, kResources) << r.out;
     EXPECT_NE(r.out.find("No space left on device"), std::string::npos) << r.out;
     ASSERT_EQ(stat("/dev/full", &st), 0);
@@ -140,7 +140,7 @@ TEST(Hostile, OutputFileAppearsWholeAndNoTemporaryRemains) {
   mkdir(dir.c_str(), 0755);
   const std::string file = dir + "/r.json";
   std::remove(file.c_str());
-  const Result r = program("compare transpose --backends serial --size 8 --reps 1 --json " + file);
+  const Result r = program("compare transpose --backends serial --size 8 --reps 1 --no-roofline --json " + file);
   ASSERT_EQ(r.code, 0) << r.out;
   std::ifstream f(file);
   std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
@@ -176,7 +176,7 @@ TEST(Hostile, FilterHasOneNameInRunAndCompare) {
   expect_case({"run conv2d --backend serial --size 17 --filter 3 --reps 1", 0, {"k=3"}});
   expect_case({"run conv2d --backend serial --size 17 -r 7 --reps 1", 0, {"k=7"}});
   expect_case({"run conv2d --backend serial --size 17 --k 5 --reps 1", 0, {"k=5"}});  // the documented alias
-  expect_case({"compare conv2d --backends serial --size 17 -r 3 --reps 1 --no-peers", 0, {"r3"}});
+  expect_case({"compare conv2d --backends serial --size 17 -r 3 --reps 1 --no-peers --no-roofline", 0, {"r3"}});
 }
 
 }  // namespace

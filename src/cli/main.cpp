@@ -104,7 +104,7 @@ std::string bytes_str(std::size_t b) {
   return fmt::format("{} B", b);
 }
 
-int cmd_info() {
+int cmd_info(bool roofline) {
   fmt::print("tilekit {}\n", kVersion);
   fmt::print("compiled backends: {}\n", fmt::join(compiled_backends(), ", "));
   for (const auto& name : compiled_backends()) {
@@ -128,8 +128,10 @@ int cmd_info() {
     for (const auto& [k, v] : d.extra) fmt::print("  {:<14} {}\n", k + ":", v);
     fmt::print("  variants:      {}\n", vs);
     if (!be->gemm_peer_name().empty()) fmt::print("  gemm peer:     {}\n", be->gemm_peer_name());
-    fmt::print("  roofline ceilings (measured now; `tilekit roofline` prints these alone):\n");
-    print_ceilings(ceilings(*be), "    ");
+    if (roofline) {
+      fmt::print("  roofline ceilings (measured now; `tilekit roofline` prints these alone):\n");
+      print_ceilings(ceilings(*be), "    ");
+    }
     // How the default-sized problems would launch (tile, occupancy), per variant.
     for (Op op : kAllOps) {
       Problem p{op, DType::f32, 4096, 4096, op == Op::gemm ? 4096 : op == Op::conv2d ? 5 : 0};
@@ -262,7 +264,7 @@ struct CompareArgs {
   std::string dtype = "float", json_file, csv_file, plot_file;
   std::vector<std::string> tune;
   CLI::Option* json_opt = nullptr;
-  bool no_peers = false;
+  bool no_peers = false, no_roofline = false;
 };
 
 // Naming an operation or a backend twice is a mistake, not a request to run it twice.
@@ -322,7 +324,8 @@ int cmd_compare(const CompareArgs& a) {
     return p;
   };
   for (Op op : ops) check_problem(problem_of(op), bes);
-  measure_ceilings(bes);
+  if (a.no_roofline && !a.plot_file.empty()) throw Error("--plot draws the roofline: it cannot go with --no-roofline");
+  if (!a.no_roofline) measure_ceilings(bes);
 
   std::size_t total = 0, done = 0;
   for (Op op : ops)
@@ -357,13 +360,13 @@ int cmd_compare(const CompareArgs& a) {
   if (tty) fmt::print(stderr, "\r\033[K");
 
   // The table, the files: each row against the backend's naive row, its peer and its roof.
-  remeasure_ceilings(bes);
-  const std::vector<Row> table = annotate(rows);
+  if (!a.no_roofline) remeasure_ceilings(bes);
+  const std::vector<Row> table = annotate(rows, !a.no_roofline);
   print_table(table);
   for (const auto& r : rows)
     if (!r.verified)
       fmt::print(stderr, "verification failed: {} {} {}: {}\n", to_string(r.problem.op), r.backend, r.variant, r.check);
-  if (json_out) json_out->commit(json_text(table, bes));
+  if (json_out) json_out->commit(json_text(table, bes, !a.no_roofline));
   if (csv_out) csv_out->commit(csv_text(table));
   if (plot_out) plot_out->commit(plot_svg(table));
   return all_ok ? 0 : kExitVerifyFailed;
@@ -394,6 +397,8 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("tilekit ") + tilekit::kVersion);
   app.footer(kFooter);
   auto* info = app.add_subcommand("info", "Version, compiled backends and each backend's device");
+  bool info_roofline = false;
+  info->add_flag("--roofline", info_roofline, "Also measure and print each backend's roofline ceilings (seconds per backend)");
 
   RunArgs ra;
   auto* run = app.add_subcommand("run", "Verify and time one operation on one backend and variant");
@@ -426,6 +431,8 @@ int main(int argc, char** argv) {
   ca.reps.opt = cmp->add_option("--reps", ca.reps.text,
                                 "Timed repetitions per row, 1 to 1000000 (default: 20 on GPUs, 5 on CPUs, within ~3 s a row)")->type_name("INT");
   cmp->add_flag("--no-peers", ca.no_peers, "Leave out the peer rows");
+  cmp->add_flag("--no-roofline", ca.no_roofline,
+                "Do not measure the roofline ceilings (seconds per backend): the % roof column stays empty");
   ca.json_opt = cmp->add_option("--json", ca.json_file, "Also write the rows and the run's context as JSON to this file (checked before the run)");
   ca.seed.opt = cmp->add_option("--seed", ca.seed.text, "Seed of the random inputs (default 42)")->type_name("INT");
   cmp->add_option("--csv", ca.csv_file, "Also write every row as CSV (spreadsheets, pandas) to this file");
@@ -457,7 +464,7 @@ int main(int argc, char** argv) {
     // A bad TILEKIT_* variable is a usage error before any work, whatever the command.
     tilekit::load_tunings();
     if (*tun) return cmd_tunings(tunings_json);
-    if (*info) return cmd_info();
+    if (*info) return cmd_info(info_roofline);
     if (*run) return cmd_run(ra);
     if (*cmp) return cmd_compare(ca);
     if (*roof) return cmd_roofline(roof_backends);

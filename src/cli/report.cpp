@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -54,7 +55,7 @@ std::string csv_num(double v) { return finite(v) ? fmt::format("{:.6g}", v) : ""
 
 }  // namespace
 
-std::vector<Row> annotate(const std::vector<RunResult>& runs) {
+std::vector<Row> annotate(const std::vector<RunResult>& runs, bool roofline) {
   std::vector<Row> rows;
   for (const auto& r : runs) {
     Row row;
@@ -72,8 +73,10 @@ std::vector<Row> annotate(const std::vector<RunResult>& runs) {
       const double mine = bw ? r.gbps : r.gflops, theirs = bw ? peer->gbps : peer->gflops;
       if (theirs > 0) row.vs_peer = mine / theirs;
     }
-    if (Backend* be = find_backend(r.backend))
+    if (Backend* be = find_backend(r.backend); be && roofline)
       row.roof = roof_point(ceilings(*be), r.problem.dtype, r.flops, r.bytes, r.seconds);
+    else
+      row.roof.roof_fraction = row.roof.intensity = std::numeric_limits<double>::quiet_NaN();  // not measured
     rows.push_back(row);
   }
   return rows;
@@ -107,7 +110,7 @@ nlohmann::json ceilings_json(const Ceilings& c) {
           {"measure_seconds", c.measure_seconds}};
 }
 
-nlohmann::json run_context(const std::vector<Backend*>& backends) {
+nlohmann::json run_context(const std::vector<Backend*>& backends, bool roofline) {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   char date[64] = {};
@@ -136,7 +139,7 @@ nlohmann::json run_context(const std::vector<Backend*>& backends) {
                    {"device", d.name},
                    {"kind", to_string(d.kind)},
                    {"threads_or_compute_units", d.compute_units},
-                   {"ceilings", ceilings_json(ceilings(*be))}});
+                   {"ceilings", roofline ? ceilings_json(ceilings(*be)) : nlohmann::json(nullptr)}});
     if (d.kind == DeviceKind::gpu)
       gpus.push_back({{"backend", be->name()}, {"name", d.name}, {"driver", extra(d, "runtime")}});
   }
@@ -160,9 +163,9 @@ nlohmann::json row_json(const Row& row) {
 
 
 
-std::string json_text(const std::vector<Row>& rows, const std::vector<Backend*>& backends) {
+std::string json_text(const std::vector<Row>& rows, const std::vector<Backend*>& backends, bool roofline) {
   nlohmann::json j;
-  j["context"] = run_context(backends);
+  j["context"] = run_context(backends, roofline);
   j["rows"] = nlohmann::json::array();
   for (const auto& r : rows) j["rows"].push_back(row_json(r));
   return j.dump(2) + "\n";

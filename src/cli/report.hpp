@@ -22,7 +22,8 @@ struct Row {
 };
 
 // Every row with its speedup, peer fraction and roof (the ceilings of the row's backend).
-std::vector<Row> annotate(const std::vector<RunResult>& runs);
+// roofline = false: no ceilings are measured and the roof fields stay empty.
+std::vector<Row> annotate(const std::vector<RunResult>& runs, bool roofline = true);
 
 // Measures each backend's ceilings (once per process), saying so on stderr, with any
 // estimate warnings.
@@ -31,12 +32,12 @@ void measure_ceilings(const std::vector<Backend*>& backends);
 void remeasure_ceilings(const std::vector<Backend*>& backends);
 
 // Host, CPU, GPUs and drivers, compiler, build, threads, date: what makes a result reproducible.
-nlohmann::json run_context(const std::vector<Backend*>& backends);
+nlohmann::json run_context(const std::vector<Backend*>& backends, bool roofline = true);
 nlohmann::json ceilings_json(const Ceilings& c);
 nlohmann::json row_json(const Row& row);
 
 // Throws tilekit::Error when `file` cannot be written (checked before a long run starts).
-std::string json_text(const std::vector<Row>& rows, const std::vector<Backend*>& backends);
+std::string json_text(const std::vector<Row>& rows, const std::vector<Backend*>& backends, bool roofline = true);
 std::string csv_text(const std::vector<Row>& rows);
 
 // One roofline per device (plot.hpp), the rows as its points.
