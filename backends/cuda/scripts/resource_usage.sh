@@ -10,14 +10,14 @@ out=$root/bench/results/cuda-resource-usage.txt
 cd "$root"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cmd="$NVCC -std=c++17 -O3 -DNDEBUG -arch=sm_90 -Xptxas -v --expt-relaxed-constexpr -Iinclude -I$build/include -Ibackends/gpu -c backends/gpu/<op>.cu"
+cmd="$NVCC -std=c++17 -O3 -DNDEBUG -arch=sm_90 -Xptxas -v --expt-relaxed-constexpr -Iinclude -I$build/include -Ibackends -c backends/gpu/<op>.cu"
 for op in gemm transpose conv2d; do
   ${cmd//<op>/$op} -o "$tmp/$op.o" 2>&1 | c++filt >"$tmp/$op.txt" &
 done
 wait
 {
   echo "# ptxas resource usage of the cuda backend's kernels (sm_90), $(date -u +%F)"
-  echo "# git $(git rev-parse --short HEAD)$(git diff --quiet -- backends/gpu || echo ' (backends/gpu modified)'), $($NVCC --version | tail -1)"
+  echo "# git $(git rev-parse --short HEAD)$(git diff --quiet -- backends/gpu backends/common/gpu || echo ' (GPU sources modified)'), $($NVCC --version | tail -1)"
   echo "# command, for <op> in gemm transpose conv2d:"
   echo "#   $cmd"
   echo "# Static shared memory only (dynamic shared memory is sized at launch: tilekit info / run print it)."

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "portable/gemm_tiled.hpp"
+#include "common/portable/gemm_tiled.hpp"
 #include "tilekit/tile.hpp"
 
 #define CHECK(x)                                                                              \
