@@ -8,10 +8,12 @@
 #   AMD gfx940 (MI300)     VGPRs, AGPRs, SGPRs, scratch and spills, static LDS
 #
 # No GPU is needed: both compilers run here (CUDA 13 at /usr/local/cuda, Debian's ROCm 5.2
-# hipcc). The kernels are compiled with the flags the backends build them with.
+# hipcc). The kernels are compiled with the flags the backends build them with, against a
+# configured build directory (for the generated tilekit/config.hpp the tile layer includes).
 #
 # Usage: bench/resource_usage.sh [output.md]
-#   NVCC, HIPCC, CUDA_ARCH (90), AMD_ARCHS ("gfx90a gfx940") override the tools and targets.
+#   NVCC, HIPCC, CUDA_ARCH (90), AMD_ARCHS ("gfx90a gfx940") override the tools and targets;
+#   BUILD (build/) names the build directory (any configuration: `cmake -S . -B build` suffices).
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -23,15 +25,18 @@ AMD_ARCHS=${AMD_ARCHS:-gfx90a gfx940}
 command -v "$NVCC" >/dev/null || { echo "resource_usage.sh: nvcc not found ($NVCC); set NVCC" >&2; exit 1; }
 command -v "$HIPCC" >/dev/null || { echo "resource_usage.sh: hipcc not found ($HIPCC); set HIPCC" >&2; exit 1; }
 command -v c++filt >/dev/null || { echo "resource_usage.sh: c++filt (binutils) is needed" >&2; exit 1; }
+BUILD=${BUILD:-$root/build}
+[[ -f $BUILD/include/tilekit/config.hpp ]] ||
+  { echo "resource_usage.sh: no $BUILD/include/tilekit/config.hpp: configure first (cmake -S . -B build) or set BUILD" >&2; exit 1; }
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 cd "$root"
 sources=(backends/gpu/gemm.cu backends/gpu/transpose.cu backends/gpu/conv2d.cu)
-# The headers a kernel TU includes: tilekit's interface and (for tilekit/version.hpp, never
-# needed by kernels) nothing generated, so no build directory is required.
-common=(-std=c++17 -O3 -DNDEBUG -Iinclude -Ibackends)
+# The headers a kernel TU includes: tilekit's interface, backends/ (gpu/, common/gpu/) and the
+# build's generated tilekit/config.hpp.
+common=(-std=c++17 -O3 -DNDEBUG -Iinclude -I"$BUILD/include" -Ibackends)
 
 # One compiler run per (source, target), two at a time: device code only, objects discarded.
 # A failed run leaves <log>.failed behind; the script stops after all runs with their errors.

@@ -1,21 +1,56 @@
-# The backend registration protocol. Adding a backend means: a folder backends/<name>/ whose
-# CMakeLists.txt defines the target tilekit_backend_<name> and calls
-# tilekit_register_backend(<name>), plus its name in TILEKIT_ALL_BACKENDS below (and in
-# src/backend.cpp's list of known names).
+# The backends and their registration protocol. Adding a backend means two things:
+#   1. one tilekit_declare_backend(<name> ...) line below, the only list of backends: the order
+#      of the lines is the order `tilekit info` and `compare` list them in, and everything else
+#      that names backends is generated from it (the TILEKIT_ENABLE_<NAME> option; the known
+#      names with their options in tilekit_backends.inc, for src/backend.cpp; TILEKIT_HAS_<NAME>
+#      and the tile layer's executor of each backend in tilekit/config.hpp);
+#   2. a folder backends/<name>/ whose CMakeLists.txt defines the target tilekit_backend_<name>
+#      and calls tilekit_register_backend(<name>) when it builds. Its sources include only their
+#      own folder, backends/common/ (what several backends share: common/host, common/portable,
+#      common/gpu), include/ and src/ (as "common/...", "tilekit/...", "plugin.hpp"), never another
+#      backend's folder; cuda and hip, two builds of one source, also include backends/gpu/
+#      (tests/layering_test.sh checks this).
 #
 # Two kinds of backend:
 #   - built in: tilekit_backend_<name> is an OBJECT library defining
 #     tilekit::detail::make_<name>_backend(); its objects go into libtilekit and what it links
 #     (LINK_LIBRARIES) becomes a private dependency of libtilekit. A dependency that is an
 #     imported target must be found again by tilekit's CMake package for static consumers:
-#     the folder says how with tilekit_backend_dependency(<find_dependency arguments>).
+#     the folder says how with tilekit_backend_export(FIND <find_dependency arguments> ...).
 #   - plugin (tilekit_register_backend(<name> PLUGIN)): tilekit_backend_<name> is a MODULE
 #     library (use tilekit_add_plugin) loaded at run time when it and its runtime load, defining
-#     TILEKIT_PLUGIN_ENTRY (include/tilekit/plugin.hpp). Its dependencies (CUDA, ROCm) stay out
+#     TILEKIT_PLUGIN_ENTRY (src/plugin.hpp). Its dependencies (CUDA, ROCm) stay out
 #     of libtilekit and of every program that links it.
 
-# Registration order, which is also the order `tilekit info` and `compare` list them in.
-set(TILEKIT_ALL_BACKENDS serial openmp kokkos cuda hip)
+# tilekit_declare_backend(<name> TILE <executor> [ALWAYS]): a backend tilekit has a folder for.
+#   TILE    how a program's own tile kernels (include/tilekit/tile.hpp) launch on it: host (the
+#           calling thread), host_threads (OpenMP threads), kokkos, cuda or hip (one of tile.hpp's
+#           executors; a backend that needs a new one adds it there).
+#   ALWAYS  built in every build, with no TILEKIT_ENABLE_<NAME> option (serial, the reference).
+# Appends <name> to TILEKIT_ALL_BACKENDS and declares the option TILEKIT_ENABLE_<NAME>.
+set(TILEKIT_ALL_BACKENDS "")
+macro(tilekit_declare_backend name)
+  cmake_parse_arguments(_tk_decl "ALWAYS" "TILE" "" ${ARGN})
+  if(NOT _tk_decl_TILE MATCHES "^(host|host_threads|kokkos|cuda|hip)$")
+    message(FATAL_ERROR "tilekit_declare_backend(${name}): TILE must name one of tile.hpp's executors, not '${_tk_decl_TILE}'")
+  endif()
+  list(APPEND TILEKIT_ALL_BACKENDS ${name})
+  string(TOUPPER ${name} _tk_decl_up)
+  set(TILEKIT_TILE_EXECUTOR_${name} ${_tk_decl_TILE})
+  if(_tk_decl_ALWAYS)
+    set(TILEKIT_ENABLE_OPTION_${name} "(always built)")
+  else()
+    set(TILEKIT_ENABLE_OPTION_${name} TILEKIT_ENABLE_${_tk_decl_up})
+    # Each backend is AUTO (built when its toolchain is found), ON (required) or OFF.
+    set(TILEKIT_ENABLE_${_tk_decl_up} AUTO CACHE STRING "Build the ${name} backend (AUTO, ON, OFF)")
+  endif()
+endmacro()
+
+tilekit_declare_backend(serial TILE host ALWAYS)
+tilekit_declare_backend(openmp TILE host_threads)
+tilekit_declare_backend(kokkos TILE kokkos)
+tilekit_declare_backend(cuda TILE cuda)
+tilekit_declare_backend(hip TILE hip)
 
 # The plugin interface version: derived from the headers that define what crosses the plugin
 # boundary (the Backend class, the argument types, the entry points), so that any change to them
@@ -72,7 +107,7 @@ function(tilekit_add_plugin name)
     PREFIX "" OUTPUT_NAME tilekit-${name}
     LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}
     CXX_VISIBILITY_PRESET default)
-  target_link_libraries(tilekit_backend_${name} PRIVATE tilekit_headers)
+  target_link_libraries(tilekit_backend_${name} PRIVATE tilekit_internal)
   if(BUILD_SHARED_LIBS)
     target_link_libraries(tilekit_backend_${name} PRIVATE tilekit)
   else()
@@ -107,8 +142,17 @@ macro(tilekit_backend_missing name wanted reason)
   return()
 endmacro()
 
+# tilekit_backends.inc (src/backend.cpp): every backend tilekit knows with the option that builds
+# it, then the backends of this build, built in or loaded as plugins. A line whose macro the
+# including code does not define expands to nothing.
 function(tilekit_write_registry file backends plugins)
-  set(content "// Generated by CMake: the backends of this build, built in or loaded as plugins.\n")
+  set(content "// Generated by CMake (cmake/TilekitBackends.cmake): the backends tilekit knows, then those of this build.\n")
+  string(APPEND content "#ifndef TILEKIT_KNOWN\n#define TILEKIT_KNOWN(name, option)\n#endif\n"
+                        "#ifndef TILEKIT_BACKEND\n#define TILEKIT_BACKEND(name)\n#endif\n"
+                        "#ifndef TILEKIT_PLUGIN\n#define TILEKIT_PLUGIN(name)\n#endif\n")
+  foreach(b IN LISTS TILEKIT_ALL_BACKENDS)
+    string(APPEND content "TILEKIT_KNOWN(${b}, \"${TILEKIT_ENABLE_OPTION_${b}}\")\n")
+  endforeach()
   foreach(b IN LISTS backends)
     if(b IN_LIST plugins)
       string(APPEND content "TILEKIT_PLUGIN(${b})\n")
@@ -116,12 +160,14 @@ function(tilekit_write_registry file backends plugins)
       string(APPEND content "TILEKIT_BACKEND(${b})\n")
     endif()
   endforeach()
+  string(APPEND content "#undef TILEKIT_KNOWN\n#undef TILEKIT_BACKEND\n#undef TILEKIT_PLUGIN\n")
   file(CONFIGURE OUTPUT ${file} CONTENT "${content}")
 endfunction()
 
 # tilekit/config.hpp: what this build of tilekit has, for code that includes its headers.
 function(tilekit_write_config_header file backends)
   set(TILEKIT_HAS_LINES "")
+  set(TILEKIT_TILE_EXECUTORS "")
   foreach(b IN LISTS TILEKIT_ALL_BACKENDS)
     string(TOUPPER ${b} up)
     if(b IN_LIST backends)
@@ -129,6 +175,7 @@ function(tilekit_write_config_header file backends)
     else()
       string(APPEND TILEKIT_HAS_LINES "/* #undef TILEKIT_HAS_${up} */\n")
     endif()
+    string(APPEND TILEKIT_TILE_EXECUTORS " X(${b}, ${TILEKIT_TILE_EXECUTOR_${b}})")
   endforeach()
   string(REPLACE ";" "," TILEKIT_BACKENDS_CSV "${backends}")
   get_property(plugins GLOBAL PROPERTY TILEKIT_PLUGINS)

@@ -69,6 +69,13 @@ fi
 step "as a subproject (add_subdirectory; serial only, to keep it short)"
 mkdir -p "$tmp/parent"
 cp "$root/examples/downstream/main.cpp" "$root/examples/downstream/tile_kernel.hpp" "$tmp/parent/"
+# tilekit's private include directories (backends/, src/) must not reach the parent's targets.
+cat >"$tmp/parent/private_probe.cpp" <<'CPP'
+#if __has_include("common/host/host_backend.hpp") || __has_include("plugin.hpp") || __has_include("cli/plot.hpp")
+#error "tilekit's private include directories (backends/, src/) reached a parent project's target"
+#endif
+#include <tilekit/tilekit.hpp>
+CPP
 cat >"$tmp/parent/CMakeLists.txt" <<CMAKE
 cmake_minimum_required(VERSION 3.22)
 project(parent LANGUAGES CXX)
@@ -78,7 +85,7 @@ foreach(t tilekit_tests tilekit_cli tilekit_quickstart)
     message(FATAL_ERROR "tilekit as a subproject defines \${t}: tests and program must be off")
   endif()
 endforeach()
-add_executable(app main.cpp)
+add_executable(app main.cpp private_probe.cpp)
 target_link_libraries(app PRIVATE tilekit::tilekit)
 CMAKE
 cmake -S "$tmp/parent" -B "$tmp/parent/build" -G Ninja -DTILEKIT_ENABLE_OPENMP=OFF -DTILEKIT_ENABLE_KOKKOS=OFF \

@@ -1,7 +1,7 @@
 // A backend plugin for the loader's tests (plugin_test.cpp), built three ways: as it should be;
 // with another interface version (FAKE_PLUGIN_ABI); and needing a shared library the loader
 // cannot find (FAKE_NEEDS_RUNTIME), as the cuda plugin needs libcudart on a machine without CUDA.
-#include "../src/plugin.hpp"
+#include "plugin.hpp"
 #include "tilekit/types.hpp"
 
 #ifdef FAKE_NEEDS_RUNTIME

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "../src/plugin.hpp"
+#include "plugin.hpp"
 #include "tilekit/config.hpp"
 #include "tilekit/tilekit.hpp"
 

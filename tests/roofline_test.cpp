@@ -15,8 +15,8 @@
 #include "harness.hpp"
 #include <nlohmann/json.hpp>
 
-#include "../backends/gpu/estimate.hpp"
-#include "../src/cli/plot.hpp"
+#include "cli/plot.hpp"
+#include "common/gpu/estimate.hpp"
 #include "tilekit/roofline.hpp"
 
 namespace {

@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "common/portable/conv2d_tiled.hpp"
+#include "common/portable/gemm_tiled.hpp"
+#include "common/portable/transpose_tiled.hpp"
 #include "tilekit/tile.hpp"
 #include "tilekit/tilekit.hpp"
 #include "tilekit/verify.hpp"
-#include "../backends/portable/conv2d_tiled.hpp"
-#include "../backends/portable/gemm_tiled.hpp"
-#include "../backends/portable/transpose_tiled.hpp"
 
 namespace tk = tilekit;
 namespace tile = tilekit::tile;

@@ -6,8 +6,8 @@
 #include <memory>
 #include <mutex>
 
-#include "../../src/plugin.hpp"
-#include "../gpu/gpu_backend.hpp"
+#include "gpu/gpu_backend.hpp"
+#include "plugin.hpp"
 
 namespace tilekit {
 namespace cuda {

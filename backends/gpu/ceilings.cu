@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
-#include "estimate.hpp"
+#include "common/gpu/estimate.hpp"
+#include "common/gpu/gemm_dmma.cuh"  // mma16816 (empty under hipcc)
 #include "gpu_backend.hpp"
-#include "gemm_dmma.cuh"  // mma16816 (empty under hipcc)
 
 namespace tilekit::gpu {
 namespace {

@@ -5,14 +5,15 @@
 //              through the caches).
 //   tiled      PMPP's input tile: a block loads its output tile plus the R-1 halo into shared
 //              memory once (zeros outside the image), then computes from there. Written once
-//              for every backend on the tile layer: backends/portable/conv2d_tiled.hpp.
+//              for every backend on the tile layer: backends/common/portable/conv2d_tiled.hpp.
 //   optimized  as tiled (filter in __constant__ memory, broadcast to the warp), plus register
 //              tiling in both directions: a thread computes 8 rows x
 //              one 16-byte vector of columns, reading the window from shared memory as whole
 //              vectors (~1 shared load per output instead of 7.5) and storing vectors.
 #pragma once
 
-#include "device_common.cuh"
+#include "common/gpu/device_common.cuh"
+#include "kernels.hpp"
 #include "tilekit/ops.hpp"
 
 #if !defined(__HIPCC__)

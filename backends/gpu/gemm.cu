@@ -1,8 +1,8 @@
 // Launchers of the gemm kernels (gemm.cuh): pick the instantiation a plan names, check the
 // launch.
+#include "common/gpu/gemm_dmma.cuh"  // empty under hipcc
+#include "common/gpu/gemm_sm90.cuh"  // empty under hipcc
 #include "gemm.cuh"
-#include "gemm_dmma.cuh"  // empty under hipcc
-#include "gemm_sm90.cuh"  // empty under hipcc
 #include "tiled.cuh"
 
 #include <type_traits>

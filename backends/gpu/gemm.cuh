@@ -3,7 +3,7 @@
 //   naive      every thread reads its row of A and column of B from global memory: 2 loads
 //              per FMA, and the same values are fetched by many threads.
 //   tiled      PMPP Fig. 5.13, written once for every backend on the tile layer:
-//              backends/portable/gemm_tiled.hpp (launched by gemm.cu through tiled.cuh).
+//              backends/common/portable/gemm_tiled.hpp (launched by gemm.cu through tiled.cuh).
 //   optimized  register tiling (a thread owns TMxTN outputs, so one shared-memory value feeds
 //              TN or TM FMAs), 16-byte vector loads, a padded k-major A tile for conflict-free
 //              vector reads, and two shared-memory stages so the next tile's global loads are
@@ -12,7 +12,8 @@
 // reads C, since C may hold NaN.
 #pragma once
 
-#include "device_common.cuh"
+#include "common/gpu/device_common.cuh"
+#include "kernels.hpp"
 
 namespace tilekit::gpu {
 

@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "common/gpu/stream_hold.cuh"
 #include "kernels.hpp"
-#include "stream_hold.cuh"
 #include "tilekit/ops.hpp"
 
 namespace tilekit::gpu {

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "portability.hpp"
+#include "common/gpu/portability.hpp"
 #include "tile_choice.hpp"
 #include "tilekit/backend.hpp"
 

@@ -1,34 +1,12 @@
 // The launchers of the GPU kernels (gemm.cu, transpose.cu, conv2d.cu), declared for the
-// backend class. Each runs one operation on `stream` as `plan` (tile_choice.hpp) describes.
+// backend class. Each runs one operation on `stream` as `plan` (tile_choice.hpp) describes;
+// launch_kernel is the launch they share.
 #pragma once
 
-#include "portability.hpp"
+#include "common/gpu/portability.hpp"
 #include "tile_choice.hpp"
 
 namespace tilekit::gpu {
-
-// The kernels index with int: the front end refuses matrices of 2^31 elements or more.
-template <class T>
-struct GemmParams {
-  int m, n, k;
-  T alpha, beta;
-  const T* a; int lda;
-  const T* b; int ldb;
-  T* c; int ldc;
-};
-template <class T>
-struct TransposeParams {
-  int rows, cols;
-  const T* in; int ld_in;
-  T* out; int ld_out;
-};
-template <class T>
-struct Conv2dParams {
-  int h, w, r;
-  const T* in; int ld_in;
-  const T* filter;  // device memory, r x r
-  T* out; int ld_out;
-};
 
 template <class T>
 void launch_gemm(Variant v, const GemmArgs<T>& a, const LaunchPlan& plan, gpuStream_t stream);
@@ -42,5 +20,18 @@ void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& plan, gp
 const void* gemm_kernel(Variant v, DType t, const LaunchPlan& plan);
 const void* transpose_kernel(Variant v, DType t, const LaunchPlan& plan);
 const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan& plan);
+
+// Launches `kernel` (taking `args`) on a 1D grid of `blocks` blocks shaped as the plan says,
+// opting in to more than the default shared memory first when the plan needs it, and turns a
+// refused launch into DeviceError naming the kernel.
+inline void launch_kernel(const void* kernel, const LaunchPlan& pl, int blocks, void** args, gpuStream_t s,
+                          const char* name) {
+  if (pl.needs_optin) TILEKIT_GPU_CHECK(gpuFuncSetMaxDynamicSharedMemory(kernel, pl.dynamic_smem_bytes));
+  const gpuError_t e =
+      gpuLaunchKernel(kernel, dim3(unsigned(blocks)), dim3(pl.block_x, pl.block_y), args, pl.dynamic_smem_bytes, s);
+  if (e != gpuSuccess) throw_gpu_error(e, name, __FILE__, __LINE__);
+  const gpuError_t after = gpuGetLastError();
+  if (after != gpuSuccess) throw_gpu_error(after, name, __FILE__, __LINE__);
+}
 
 }  // namespace tilekit::gpu

@@ -1,11 +1,11 @@
-// The tiled variants on the GPU: the portable kernels of backends/portable/, written once on the
+// The tiled variants on the GPU: the portable kernels of backends/common/portable/, written once on the
 // tile layer (include/tilekit/tile.hpp), whose GPU executor compiles them here to explicit
 // extern __shared__ memory and __syncthreads() (nvcc for cuda, hipcc for hip).
 #pragma once
 
-#include "../portable/conv2d_tiled.hpp"
-#include "../portable/gemm_tiled.hpp"
-#include "../portable/transpose_tiled.hpp"
+#include "common/portable/conv2d_tiled.hpp"
+#include "common/portable/gemm_tiled.hpp"
+#include "common/portable/transpose_tiled.hpp"
 #include "kernels.hpp"
 
 namespace tilekit::gpu {

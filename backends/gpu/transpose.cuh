@@ -5,12 +5,13 @@
 //              write lands in a different memory segment.
 //   tiled      stage a tile in shared memory, then write it out row by row (coalesced both
 //              ways), unpadded: written once for every backend on the tile layer,
-//              backends/portable/transpose_tiled.hpp (launched by transpose.cu via tiled.cuh).
+//              backends/common/portable/transpose_tiled.hpp (launched by transpose.cu via tiled.cuh).
 //   optimized  a padded tile (row length cols + 1 shifts each row by one bank), 16-byte
 //              vector loads and stores, and several vectors per thread in flight.
 #pragma once
 
-#include "device_common.cuh"
+#include "common/gpu/device_common.cuh"
+#include "kernels.hpp"
 
 namespace tilekit::gpu {
 

@@ -1,7 +1,7 @@
 // The hip backend: the shared GPU backend (backends/gpu) on the HIP runtime for AMD GPUs. The
 // kernels are the very sources the cuda backend runs, compiled by hipcc for the AMD targets
 // in TILEKIT_HIP_ARCHITECTURES (CMake); everything vendor-specific sits in the HIP branch of
-// backends/gpu/portability.hpp. What is added here is what only an AMD machine needs to be
+// backends/common/gpu/portability.hpp. What is added here is what only an AMD machine needs to be
 // told: why there is no usable device, and whether the device is one this build has code for.
 //
 // No gemm peer: rocBLAS/hipBLAS are not packaged in the Debian release tilekit's CI builds on
@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "../../src/plugin.hpp"
-#include "../gpu/gpu_backend.hpp"
+#include "gpu/gpu_backend.hpp"
+#include "plugin.hpp"
 
 #ifndef TILEKIT_HIP_TARGETS
 #error "TILEKIT_HIP_TARGETS (the --offload-arch list, comma-separated) must be defined by the build"

@@ -12,11 +12,11 @@
 #include <type_traits>
 #include <string>
 
-#include "../host/host_backend.hpp"
-#include "../gpu/estimate.hpp"
+#include "common/host/host_backend.hpp"
+#include "common/gpu/estimate.hpp"
 #include "kokkos.hpp"
 #if defined(KOKKOS_ENABLE_CUDA)
-#include "../gpu/stream_hold.cuh"
+#include "common/gpu/stream_hold.cuh"
 #endif
 #include "tilekit/roofline.hpp"
 

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "kokkos.hpp"
-#include "../portable/conv2d_tiled.hpp"
+#include "common/portable/conv2d_tiled.hpp"
 #include "tilekit/ops.hpp"
 
 namespace tilekit::kokkos {

@@ -22,10 +22,10 @@
 #include <type_traits>
 
 #include "kokkos.hpp"
-#include "../portable/gemm_tiled.hpp"
+#include "common/portable/gemm_tiled.hpp"
 #include "tilekit/ops.hpp"
 #if defined(KOKKOS_ENABLE_CUDA)
-#include "../gpu/gemm_sm90.cuh"
+#include "common/gpu/gemm_sm90.cuh"
 #endif
 
 namespace tilekit::kokkos {

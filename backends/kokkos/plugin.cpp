@@ -2,7 +2,7 @@
 // device build of Kokkos; TILEKIT_KOKKOS_PLUGIN in CMakeLists.txt).
 #include <memory>
 
-#include "../../src/plugin.hpp"
+#include "plugin.hpp"
 
 namespace tilekit::detail {
 std::unique_ptr<Backend> make_kokkos_backend();

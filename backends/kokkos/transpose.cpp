@@ -19,7 +19,7 @@
 #include <type_traits>
 
 #include "kokkos.hpp"
-#include "../portable/transpose_tiled.hpp"
+#include "common/portable/transpose_tiled.hpp"
 #include "tilekit/ops.hpp"
 
 namespace tilekit::kokkos {

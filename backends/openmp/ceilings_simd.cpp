@@ -1,4 +1,4 @@
-// The arithmetic peak for the roofline (backends/host/ceilings.cpp): independent chains of the
+// The arithmetic peak for the roofline (backends/common/host/ceilings.cpp): independent chains of the
 // widest vector FMA this CPU has, compiled once per instruction set by Highway (see simd.hpp).
 //
 // An FMA's result is ready ~4 cycles after issue and a core issues up to 2 per cycle, so at

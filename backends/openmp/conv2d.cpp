@@ -38,7 +38,7 @@ void conv2d_naive(const Conv2dArgs<T>& a) {
 }
 
 // ---------------------------------------------------------------- tiled
-// The tiled variant is the portable one (backends/portable/conv2d_tiled.hpp), run by backend.cpp.
+// The tiled variant is the portable one (backends/common/portable/conv2d_tiled.hpp), run by backend.cpp.
 
 // ---------------------------------------------------------------- optimized
 // The optimized variants' drivers: tile choice, the static split of the work across the OpenMP

@@ -2,7 +2,7 @@
 // shared memory explicitly, a CPU keeps them in its caches implicitly, provided the blocks are
 // sized to fit; this backend shows the same three steps as the GPU backends:
 //   naive      the plain loops, rows of the output split across the OpenMP threads;
-//   tiled      the portable tiled kernels (backends/portable/, on the tile layer) with tiles sized
+//   tiled      the portable tiled kernels (backends/common/portable/, on the tile layer) with tiles sized
 //              from the caches read at run time, OpenMP threads over tiles: the CPU analogue of
 //              the textbook shared-memory kernel;
 //   optimized  gemm in the GotoBLAS/BLIS structure (packed panels, register-blocked SIMD
@@ -16,7 +16,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "../host/host_backend.hpp"
+#include "common/host/host_backend.hpp"
 
 namespace tilekit::openmp {
 
@@ -49,7 +49,7 @@ class Workspace {
 // optimized conv2d copies its tiles into tls_a_pack.
 extern thread_local Workspace tls_a_pack, tls_b_panels;
 
-// ---- gemm (gemm.cpp): naive in plain C++ (tiled: backends/portable/), optimized a driver around the
+// ---- gemm (gemm.cpp): naive in plain C++ (tiled: backends/common/portable/), optimized a driver around the
 // dispatched SIMD kernels (simd.hpp, gemm_simd.cpp)
 template <class T> void gemm_naive(const GemmArgs<T>& g);
 // The automatic gemm tile: rows = mc, cols = nc, depth = kc: the packed A block (mc x kc) and
@@ -60,7 +60,7 @@ std::string gemm_optimized_launch(DType t, const TileConfig& tile);
 // The B panel each thread packs per K step is sized from its share of `l3_bytes`.
 template <class T> void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes);
 
-// ---- transpose (transpose.cpp): naive in plain C++ (tiled: backends/portable/), optimized a driver around the
+// ---- transpose (transpose.cpp): naive in plain C++ (tiled: backends/common/portable/), optimized a driver around the
 // dispatched SIMD kernels (simd.hpp, transpose_simd.cpp)
 template <class T> void transpose_naive(const TransposeArgs<T>& a);
 // The tiled transpose's automatic tile: a square block in half the L1 (see transpose.cpp for why).
@@ -71,7 +71,7 @@ TileConfig transpose_optimized_tile(const DeviceInfo& info, DType t);
 std::string transpose_optimized_launch(DType t, const TileConfig& tile);
 template <class T> void transpose_optimized(const TransposeArgs<T>& a, const TileConfig& t, std::size_t stream_above);
 
-// ---- conv2d (conv2d.cpp): naive in plain C++ (tiled: backends/portable/), optimized a driver around the
+// ---- conv2d (conv2d.cpp): naive in plain C++ (tiled: backends/common/portable/), optimized a driver around the
 // dispatched SIMD kernels (simd.hpp, conv2d_simd.cpp)
 template <class T> void conv2d_naive(const Conv2dArgs<T>& a);
 // conv2d: rows x cols output tiles, copied with their halo into a per-thread buffer.

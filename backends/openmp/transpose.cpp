@@ -23,7 +23,7 @@ void transpose_naive(const TransposeArgs<T>& a) {
 }
 
 // ---------------------------------------------------------------- tiled
-// The tiled variant is the portable one (backends/portable/transpose_tiled.hpp), run by
+// The tiled variant is the portable one (backends/common/portable/transpose_tiled.hpp), run by
 // backend.cpp over tiles of this shape, on every thread.
 TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t) {
   // The tile's output rows are ld_out elements apart: for the power-of-two sizes everyone

@@ -1,9 +1,9 @@
 #include <fmt/format.h>
 
 #include "serial.hpp"
-#include "../portable/conv2d_tiled.hpp"
-#include "../portable/gemm_tiled.hpp"
-#include "../portable/transpose_tiled.hpp"
+#include "common/portable/conv2d_tiled.hpp"
+#include "common/portable/gemm_tiled.hpp"
+#include "common/portable/transpose_tiled.hpp"
 #include "tilekit/ops.hpp"
 
 namespace tilekit {

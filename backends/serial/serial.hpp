@@ -1,9 +1,9 @@
 // The serial backend: single-threaded plain loops (naive), and the tiled variants written once
-// on the tile layer (backends/portable/) run by the CPU executor on one thread. It is the
+// on the tile layer (backends/common/portable/) run by the CPU executor on one thread. It is the
 // teaching example of the library: every other backend's variant has its counterpart here.
 #pragma once
 
-#include "../host/host_backend.hpp"
+#include "common/host/host_backend.hpp"
 
 namespace tilekit::serial {
 

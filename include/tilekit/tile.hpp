@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "tilekit/backend.hpp"
+#include "tilekit/config.hpp"
 #include "tilekit/tile/check.hpp"
 #include "tilekit/tile/compare.hpp"
 #include "tilekit/tile/core.hpp"
@@ -104,25 +105,50 @@ TILEKIT_TILE_FN auto constants(Tile& t) {
   return t.template constants_as<T>();
 }
 
-// Whether this translation unit can launch tile kernels on `backend` (see above).
-inline bool can_launch(const std::string& backend) {
+namespace detail {
+// The ways a translation unit runs tile kernels. Each backend names its own in CMake
+// (cmake/TilekitBackends.cmake), which lists them all in tilekit/config.hpp.
+enum class Executor { none, host, host_threads, kokkos, cuda, hip };
+
+inline Executor executor_of(const std::string& backend) {
+#define TILEKIT_TILE_EXECUTOR_OF(name, executor) \
+  if (backend == #name) return Executor::executor;
+  TILEKIT_TILE_EXECUTORS(TILEKIT_TILE_EXECUTOR_OF)
+#undef TILEKIT_TILE_EXECUTOR_OF
+  return Executor::none;
+}
+
+// Whether this translation unit was compiled with executor e (see above).
+inline bool compiled_with(Executor e) {
+  switch (e) {
 #if !defined(__CUDACC__) && !defined(__HIPCC__)  // a GPU compiler's translation unit launches on its GPU
-  if (backend == "serial") return true;
+    case Executor::host:
+      return true;
 #if defined(_OPENMP)
-  if (backend == "openmp") return true;
+    case Executor::host_threads:
+      return true;
 #endif
 #endif
 #if TILEKIT_TILE_HAS_KOKKOS
-  if (backend == "kokkos") return true;
+    case Executor::kokkos:
+      return true;
 #endif
 #if defined(__CUDACC__) && !defined(__HIPCC__)
-  if (backend == "cuda") return true;
+    case Executor::cuda:
+      return true;
 #endif
 #if defined(__HIPCC__)
-  if (backend == "hip") return true;
+    case Executor::hip:
+      return true;
 #endif
-  return false;
+    default:
+      return false;
+  }
 }
+}  // namespace detail
+
+// Whether this translation unit can launch tile kernels on `backend` (see above).
+inline bool can_launch(const std::string& backend) { return detail::compiled_with(detail::executor_of(backend)); }
 
 // The compiled backends this translation unit can launch on, for tile::compare (compare.hpp).
 inline std::vector<std::string> launchable_backends() {
@@ -181,22 +207,29 @@ void launch(Backend& be, const Shape& s, const K& kernel) {
     throw Error(std::string("tile kernel '") + s.name + "' cannot run on backend '" + name +
                 "': this translation unit was not compiled for it (openmp: -fopenmp; kokkos: Kokkos with "
                 "TILEKIT_TILE_WITH_KOKKOS; cuda: nvcc; hip: hipcc)");
+  switch (detail::executor_of(name)) {
 #if !defined(__CUDACC__) && !defined(__HIPCC__)
-  if (name == "serial") {
+    case detail::Executor::host:
 #if defined(TILEKIT_TILE_CHECK)
-    return run_checked(s, kernel);
+      return run_checked(s, kernel);
 #else
-    return run_host(s, kernel, 1);
+      return run_host(s, kernel, 1);
 #endif
-  }
-  if (name == "openmp") return run_host(s, kernel, be.info().compute_units);
+    case detail::Executor::host_threads:
+      return run_host(s, kernel, be.info().compute_units);
 #endif
 #if TILEKIT_TILE_HAS_KOKKOS
-  if (name == "kokkos") return run_kokkos(s, kernel);
+    case detail::Executor::kokkos:
+      return run_kokkos(s, kernel);
 #endif
 #if defined(__CUDACC__) || defined(__HIPCC__)
-  return run_gpu(be.native_queue(), s, kernel);
+    case detail::Executor::cuda:
+    case detail::Executor::hip:
+      return run_gpu(be.native_queue(), s, kernel);
 #endif
+    default:
+      return;  // can_launch refused it above
+  }
 }
 
 // Runs kernel under the checking executor (check.hpp) on the calling thread: host memory only.

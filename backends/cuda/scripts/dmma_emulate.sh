@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the DMMA double gemm kernel (backends/gpu/gemm_dmma.cuh) on the HOST, for machines without
+# Runs the DMMA double gemm kernel (backends/common/gpu/gemm_dmma.cuh) on the HOST, for machines without
 # a GPU (emulate_common.sh: a std::thread per CUDA thread, __syncthreads a std::barrier); mma.sync m8n8k4 is a
 # warp-collective exchange that computes what the PTX ISA's fragment layouts say (lane L holds
 # A[L/4][L%4] and B[L%4][L/4] and receives C[L/4][2(L%4) + {0,1}]). Everything else is the
@@ -14,7 +14,7 @@ source "$(dirname "$0")/emulate_common.sh"
 emu_begin
 # The kernel file with the inline-PTX fallback of mma884 (12 warp shuffles) replaced by the
 # emulated instruction: shuffles through OS-thread barriers would take hours.
-python3 - "$root/backends/gpu/gemm_dmma.cuh" "$dir/gemm_dmma.cuh" <<'PY'
+python3 - "$root/backends/common/gpu/gemm_dmma.cuh" "$dir/gemm_dmma.cuh" <<'PY'
 import sys
 s = open(sys.argv[1]).read()
 i = s.index('  const int lane = int(threadIdx.x) & 31, g = lane >> 2, t = lane & 3;')

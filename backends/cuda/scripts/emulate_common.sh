@@ -3,7 +3,7 @@
 # std::thread and __syncthreads a std::barrier, against a double-precision host reference.
 #   emu_begin             $root (the repository) and $dir (a temporary directory, removed at exit)
 #   emu_header EXTRA      writes $dir/device_common.cuh: the CUDA names the kernels use, the real
-#                         GemmParams (kernels.hpp) and cp.async helpers (device_common.cuh: below
+#                         GemmParams and cp.async helpers (backends/common/gpu/device_common.cuh: below
 #                         sm_80 they are plain copies with the same zero fill), then EXTRA (stdin)
 #   emu_build_run         compiles $dir/emu.cpp (it includes emu_gemm.hpp: operands, reference,
 #                         block-by-block launch, the check) and runs it
@@ -41,11 +41,11 @@ inline double2 make_double2(double a, double b) { return {a, b}; }
 using std::min; using std::max;
 CUH
     # The real definitions, cut from the headers the device build uses.
-    python3 - "$root/backends/gpu/kernels.hpp" "$root/backends/gpu/device_common.cuh" <<'PY'
+    python3 - "$root/backends/common/gpu/device_common.cuh" <<'PY'
 import sys
-kernels, common = (open(p).read() for p in sys.argv[1:3])
-i = kernels.index("template <class T>\nstruct GemmParams")
-params = kernels[i:kernels.index("};", i) + 2]
+common = open(sys.argv[1]).read()
+i = common.index("template <class T>\nstruct GemmParams")
+params = common[i:common.index("};", i) + 2]
 i = common.index("namespace async_group {")
 group = common[i:common.index("}  // namespace async_group", i)] + "}  // namespace async_group"
 print("namespace tilekit::gpu {\n" + params + "\n" + group + "\n}  // namespace tilekit::gpu")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the sm_90 float gemm kernel (backends/gpu/gemm_sm90.cuh) on the HOST, for machines without
+# Runs the sm_90 float gemm kernel (backends/common/gpu/gemm_sm90.cuh) on the HOST, for machines without
 # a GPU (emulate_common.sh: a std::thread per CUDA thread, the cp.async copies the kernel's own
 # below-sm_80 fallback, plain copies with the same zero fill). Everything else is the kernel's
 # code compiled by g++: the block order, A's transposed 4-byte copies, B's 16-byte copies with
@@ -11,7 +11,7 @@
 set -euo pipefail
 source "$(dirname "$0")/emulate_common.sh"
 emu_begin
-cp "$root/backends/gpu/gemm_sm90.cuh" "$dir/"
+cp "$root/backends/common/gpu/gemm_sm90.cuh" "$dir/"
 emu_header <<'CUH'
 inline std::barrier<>* g_block = nullptr;
 inline void __syncthreads() { g_block->arrive_and_wait(); }

@@ -1,11 +1,36 @@
-// Device-side helpers shared by the kernels of both vendors.
+// Device-side helpers shared by the kernels of both vendors, and by every backend that runs them
+// (cuda and hip through backends/gpu, kokkos on Kokkos::Cuda): the kernels' arguments, vector
+// loads, block coordinates, cp.async groups. Nothing here depends on how a backend plans a launch.
 #pragma once
 
 #include <cstdint>
 
-#include "kernels.hpp"
+#include "portability.hpp"
 
 namespace tilekit::gpu {
+
+// The kernels index with int: the front end refuses matrices of 2^31 elements or more.
+template <class T>
+struct GemmParams {
+  int m, n, k;
+  T alpha, beta;
+  const T* a; int lda;
+  const T* b; int ldb;
+  T* c; int ldc;
+};
+template <class T>
+struct TransposeParams {
+  int rows, cols;
+  const T* in; int ld_in;
+  T* out; int ld_out;
+};
+template <class T>
+struct Conv2dParams {
+  int h, w, r;
+  const T* in; int ld_in;
+  const T* filter;  // device memory, r x r
+  T* out; int ld_out;
+};
 
 // One 16-byte vector of T: the widest load a thread can issue in one instruction.
 template <class T> struct Vec16;
@@ -34,19 +59,6 @@ __device__ __forceinline__ BlockXY block_xy(int tiles_x) {
 inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 inline int ceil_div(long long a, long long b) { return int((a + b - 1) / b); }
-
-// Launches `kernel` (taking `args`) on a 1D grid of `blocks` blocks shaped as the plan says,
-// opting in to more than the default shared memory first when the plan needs it, and turns a
-// refused launch into DeviceError naming the kernel.
-inline void launch_kernel(const void* kernel, const LaunchPlan& pl, int blocks, void** args, gpuStream_t s,
-                          const char* name) {
-  if (pl.needs_optin) TILEKIT_GPU_CHECK(gpuFuncSetMaxDynamicSharedMemory(kernel, pl.dynamic_smem_bytes));
-  const gpuError_t e =
-      gpuLaunchKernel(kernel, dim3(unsigned(blocks)), dim3(pl.block_x, pl.block_y), args, pl.dynamic_smem_bytes, s);
-  if (e != gpuSuccess) throw_gpu_error(e, name, __FILE__, __LINE__);
-  const gpuError_t after = gpuGetLastError();
-  if (after != gpuSuccess) throw_gpu_error(after, name, __FILE__, __LINE__);
-}
 
 // Groups of asynchronous copies (cp.async, sm_80+; no-ops elsewhere), for the multi-stage kernels.
 namespace async_group {
