@@ -74,13 +74,13 @@ class UnloadedPlugin final : public Backend {
   void copy_to_device(void*, const void*, std::size_t) override { fail(); }
   void copy_to_host(void*, const void*, std::size_t) override { fail(); }
   void device_copy(void*, const void*, std::size_t) override { fail(); }
-  TileConfig resolve_tile(Variant, const Problem&, const TileConfig&) const override { fail(); }
-  void gemm(Variant, const GemmArgs<float>&, const TileConfig&) override { fail(); }
-  void gemm(Variant, const GemmArgs<double>&, const TileConfig&) override { fail(); }
-  void transpose(Variant, const TransposeArgs<float>&, const TileConfig&) override { fail(); }
-  void transpose(Variant, const TransposeArgs<double>&, const TileConfig&) override { fail(); }
-  void conv2d(Variant, const Conv2dArgs<float>&, const TileConfig&) override { fail(); }
-  void conv2d(Variant, const Conv2dArgs<double>&, const TileConfig&) override { fail(); }
+  Plan plan(Variant, const Problem&, const TileConfig&) const override { fail(); }
+  void gemm(const Plan&, const GemmArgs<float>&) override { fail(); }
+  void gemm(const Plan&, const GemmArgs<double>&) override { fail(); }
+  void transpose(const Plan&, const TransposeArgs<float>&) override { fail(); }
+  void transpose(const Plan&, const TransposeArgs<double>&) override { fail(); }
+  void conv2d(const Plan&, const Conv2dArgs<float>&) override { fail(); }
+  void conv2d(const Plan&, const Conv2dArgs<double>&) override { fail(); }
 
  private:
   [[noreturn]] void fail() const { throw Error(fmt::format("backend '{}' is unavailable: {}", name_, reason_)); }

@@ -1,4 +1,4 @@
-// Front end of every operation: validate, resolve the tile, then hand over to the backend.
+// Front end of every operation: validate, plan the call once, then hand the plan to the backend.
 // Nothing reaches a kernel (so no output is written) until every check has passed.
 #include <cstdint>
 #include <mutex>
@@ -51,17 +51,39 @@ Backend& common_backend(const Matrix<T>& out, const char* name) {
 
 }  // namespace
 
-TileConfig resolve_tile(Backend& be, Variant v, const Problem& p, const TileConfig& t) {
+Plan plan(Backend& be, Variant v, const Problem& p, const TileConfig& t) {
+  check_variant(be, v);
   if (t.rows < 0 || t.cols < 0 || t.depth < 0)
     throw Error(fmt::format("tile sizes must be non-negative, got {}x{}x{}", t.rows, t.cols, t.depth));
   if (!t.is_auto() && (t.rows == 0 || t.cols == 0 || (p.op == Op::gemm && t.depth == 0)))
     throw Error(fmt::format("an explicit {} tile needs rows, cols{} all positive, got {}x{}x{}", to_string(p.op),
                             p.op == Op::gemm ? " and depth" : "", t.rows, t.cols, t.depth));
-  return be.resolve_tile(v, p, t);
+  Plan pl = be.plan(v, p, t);
+  pl.backend = &be;
+  pl.variant = v;
+  pl.problem = p;
+  return pl;
 }
 
+TileConfig resolve_tile(Backend& be, Variant v, const Problem& p, const TileConfig& t) { return plan(be, v, p, t).tile; }
+
+namespace {
+
+std::string problem_str(const Problem& p) {
+  return fmt::format("{} {}x{}x{} ({})", to_string(p.op), p.m, p.n, p.k, to_string(p.dtype));
+}
+
+// A plan handed to an operation must be one made for this very call's problem on its backend.
+void check_plan(const Plan& pl, Backend& be, const Problem& p) {
+  const Problem& q = pl.problem;
+  if (pl.backend != &be || q.op != p.op || q.dtype != p.dtype || q.m != p.m || q.n != p.n || q.k != p.k)
+    throw Error(fmt::format("the plan was made for {} on backend '{}', not for this call's {} on '{}'", problem_str(q),
+                            pl.backend ? pl.backend->name() : std::string("(none)"), problem_str(p), be.name()));
+}
+
+// The checks of each operation, up to its plan: the backend, and the call's problem.
 template <class T>
-void gemm(Variant v, T alpha, const Matrix<T>& a, const Matrix<T>& b, T beta, Matrix<T>& c, const TileConfig& tile) {
+std::pair<Backend*, Problem> check_gemm(Variant v, const Matrix<T>& a, const Matrix<T>& b, const Matrix<T>& c) {
   Backend& be = common_backend(c, "C");
   check_owner(be, a, "A");
   check_owner(be, b, "B");
@@ -69,22 +91,15 @@ void gemm(Variant v, T alpha, const Matrix<T>& a, const Matrix<T>& b, T beta, Ma
   if (a.cols() != b.rows() || a.rows() != c.rows() || b.cols() != c.cols())
     throw Error(fmt::format("gemm shapes do not match: A is {}x{}, B is {}x{}, C is {}x{} (need A: m x k, B: k x n, C: m x n)",
                             a.rows(), a.cols(), b.rows(), b.cols(), c.rows(), c.cols()));
-  for (auto [m, name] : {std::pair{&a, "A"}, std::pair{&b, "B"}, std::pair{(const Matrix<T>*)&c, "C"}})
+  for (auto [m, name] : {std::pair{&a, "A"}, std::pair{&b, "B"}, std::pair{&c, "C"}})
     check_addressable(m->storage_elements(), name);
-  Problem p{Op::gemm, dtype_of<T>(), c.rows(), c.cols(), a.cols()};
   check_no_alias(c, "C", a, "A");
   check_no_alias(c, "C", b, "B");
-  TileConfig t = resolve_tile(be, v, p, tile);
-  if (c.empty()) return;
-  // alpha == 0 must not read A or B (NaN or Inf there must not reach C), as in reference BLAS:
-  // with k = 0 every backend computes C = beta * C and never touches A or B.
-  const index_t k = alpha == T(0) ? 0 : p.k;
-  std::lock_guard<std::recursive_mutex> lock(be.call_mutex());
-  be.gemm(v, GemmArgs<T>{p.m, p.n, k, alpha, a.data(), a.ld(), b.data(), b.ld(), beta, c.data(), c.ld()}, t);
+  return {&be, Problem{Op::gemm, dtype_of<T>(), c.rows(), c.cols(), a.cols()}};
 }
 
 template <class T>
-void transpose(Variant v, const Matrix<T>& in, Matrix<T>& out, const TileConfig& tile) {
+std::pair<Backend*, Problem> check_transpose(Variant v, const Matrix<T>& in, const Matrix<T>& out) {
   Backend& be = common_backend(out, "out");
   check_owner(be, in, "in");
   check_variant(be, v);
@@ -93,16 +108,12 @@ void transpose(Variant v, const Matrix<T>& in, Matrix<T>& out, const TileConfig&
                             in.cols(), out.rows(), out.cols(), in.cols(), in.rows()));
   check_addressable(in.storage_elements(), "in");
   check_addressable(out.storage_elements(), "out");
-  Problem p{Op::transpose, dtype_of<T>(), in.rows(), in.cols(), 0};
   check_no_alias(out, "out", in, "in");
-  TileConfig t = resolve_tile(be, v, p, tile);
-  if (in.empty()) return;
-  std::lock_guard<std::recursive_mutex> lock(be.call_mutex());
-  be.transpose(v, TransposeArgs<T>{in.rows(), in.cols(), in.data(), in.ld(), out.data(), out.ld()}, t);
+  return {&be, Problem{Op::transpose, dtype_of<T>(), in.rows(), in.cols(), 0}};
 }
 
 template <class T>
-void conv2d(Variant v, const Matrix<T>& in, const Matrix<T>& filter, Matrix<T>& out, const TileConfig& tile) {
+std::pair<Backend*, Problem> check_conv2d(Variant v, const Matrix<T>& in, const Matrix<T>& filter, const Matrix<T>& out) {
   Backend& be = common_backend(out, "out");
   check_owner(be, in, "in");
   check_owner(be, filter, "filter");
@@ -118,13 +129,76 @@ void conv2d(Variant v, const Matrix<T>& in, const Matrix<T>& filter, Matrix<T>& 
                             out.rows(), out.cols()));
   check_addressable(in.storage_elements(), "in");
   check_addressable(out.storage_elements(), "out");
-  Problem p{Op::conv2d, dtype_of<T>(), in.rows(), in.cols(), r};
   check_no_alias(out, "out", in, "in");
   check_no_alias(out, "out", filter, "filter");
-  TileConfig t = resolve_tile(be, v, p, tile);
+  return {&be, Problem{Op::conv2d, dtype_of<T>(), in.rows(), in.cols(), r}};
+}
+
+// The kernel calls, once everything (the plan included) has been checked.
+template <class T>
+void run_gemm(Backend& be, const Plan& pl, T alpha, const Matrix<T>& a, const Matrix<T>& b, T beta, Matrix<T>& c) {
+  if (c.empty()) return;
+  // alpha == 0 must not read A or B (NaN or Inf there must not reach C), as in reference BLAS:
+  // with k = 0 every backend computes C = beta * C and never touches A or B.
+  const index_t k = alpha == T(0) ? 0 : pl.problem.k;
+  std::lock_guard<std::recursive_mutex> lock(be.call_mutex());
+  be.gemm(pl, GemmArgs<T>{c.rows(), c.cols(), k, alpha, a.data(), a.ld(), b.data(), b.ld(), beta, c.data(), c.ld()});
+}
+
+template <class T>
+void run_transpose(Backend& be, const Plan& pl, const Matrix<T>& in, Matrix<T>& out) {
   if (in.empty()) return;
   std::lock_guard<std::recursive_mutex> lock(be.call_mutex());
-  be.conv2d(v, Conv2dArgs<T>{in.rows(), in.cols(), in.data(), in.ld(), filter.data(), int(r), out.data(), out.ld()}, t);
+  be.transpose(pl, TransposeArgs<T>{in.rows(), in.cols(), in.data(), in.ld(), out.data(), out.ld()});
+}
+
+template <class T>
+void run_conv2d(Backend& be, const Plan& pl, const Matrix<T>& in, const Matrix<T>& filter, Matrix<T>& out) {
+  if (in.empty()) return;
+  std::lock_guard<std::recursive_mutex> lock(be.call_mutex());
+  be.conv2d(pl, Conv2dArgs<T>{in.rows(), in.cols(), in.data(), in.ld(), filter.data(), int(filter.rows()), out.data(),
+                              out.ld()});
+}
+
+}  // namespace
+
+template <class T>
+void gemm(Variant v, T alpha, const Matrix<T>& a, const Matrix<T>& b, T beta, Matrix<T>& c, const TileConfig& tile) {
+  const auto [be, p] = check_gemm(v, a, b, c);
+  run_gemm(*be, plan(*be, v, p, tile), alpha, a, b, beta, c);
+}
+
+template <class T>
+void gemm(const Plan& pl, T alpha, const Matrix<T>& a, const Matrix<T>& b, T beta, Matrix<T>& c) {
+  const auto [be, p] = check_gemm(pl.variant, a, b, c);
+  check_plan(pl, *be, p);
+  run_gemm(*be, pl, alpha, a, b, beta, c);
+}
+
+template <class T>
+void transpose(Variant v, const Matrix<T>& in, Matrix<T>& out, const TileConfig& tile) {
+  const auto [be, p] = check_transpose(v, in, out);
+  run_transpose(*be, plan(*be, v, p, tile), in, out);
+}
+
+template <class T>
+void transpose(const Plan& pl, const Matrix<T>& in, Matrix<T>& out) {
+  const auto [be, p] = check_transpose(pl.variant, in, out);
+  check_plan(pl, *be, p);
+  run_transpose(*be, pl, in, out);
+}
+
+template <class T>
+void conv2d(Variant v, const Matrix<T>& in, const Matrix<T>& filter, Matrix<T>& out, const TileConfig& tile) {
+  const auto [be, p] = check_conv2d(v, in, filter, out);
+  run_conv2d(*be, plan(*be, v, p, tile), in, filter, out);
+}
+
+template <class T>
+void conv2d(const Plan& pl, const Matrix<T>& in, const Matrix<T>& filter, Matrix<T>& out) {
+  const auto [be, p] = check_conv2d(pl.variant, in, filter, out);
+  check_plan(pl, *be, p);
+  run_conv2d(*be, pl, in, filter, out);
 }
 
 void validate_problem(const Problem& p) {
@@ -211,7 +285,10 @@ void check_tile_fits(const Problem& p, const TileConfig& t, std::size_t availabl
 #define TILEKIT_INSTANTIATE(T)                                                                         \
   template void gemm<T>(Variant, T, const Matrix<T>&, const Matrix<T>&, T, Matrix<T>&, const TileConfig&); \
   template void transpose<T>(Variant, const Matrix<T>&, Matrix<T>&, const TileConfig&);                    \
-  template void conv2d<T>(Variant, const Matrix<T>&, const Matrix<T>&, Matrix<T>&, const TileConfig&);
+  template void conv2d<T>(Variant, const Matrix<T>&, const Matrix<T>&, Matrix<T>&, const TileConfig&);     \
+  template void gemm<T>(const Plan&, T, const Matrix<T>&, const Matrix<T>&, T, Matrix<T>&);                 \
+  template void transpose<T>(const Plan&, const Matrix<T>&, Matrix<T>&);                                    \
+  template void conv2d<T>(const Plan&, const Matrix<T>&, const Matrix<T>&, Matrix<T>&);
 TILEKIT_INSTANTIATE(float)
 TILEKIT_INSTANTIATE(double)
 #undef TILEKIT_INSTANTIATE

@@ -23,7 +23,8 @@ extern char** environ;
 namespace tilekit {
 namespace {
 
-// Shorthands for the table below.
+// Shorthands for the table below. `sweep`: the measured alternatives (every value but the
+// default, for a tuning that only chooses among them).
 Tuning choice(std::string name, std::string backend, std::vector<std::string> values, std::string def,
               std::string doc, std::vector<std::string> sweep = {}) {
   Tuning t;
@@ -35,81 +36,83 @@ Tuning choice(std::string name, std::string backend, std::vector<std::string> va
   t.sweep_values = std::move(sweep);
   return t;
 }
-[[maybe_unused]] Tuning integer(std::string name, std::string backend, std::int64_t lo, std::int64_t hi, std::int64_t def,
-               std::string doc) {
-  Tuning t;
-  t.name = std::move(name);
-  t.backend = std::move(backend);
-  t.min = lo;
-  t.max = hi;
-  t.default_value = std::to_string(def);
-  t.doc = std::move(doc);
-  return t;
+// A tuning whose every value but the default is a measured alternative.
+Tuning alternatives(std::string name, std::string backend, std::vector<std::string> values, std::string def,
+                    std::string doc) {
+  std::vector<std::string> sweep;
+  for (const auto& v : values)
+    if (v != def) sweep.push_back(v);
+  return choice(std::move(name), std::move(backend), std::move(values), std::move(def), std::move(doc), std::move(sweep));
 }
 
-// The table. The measured reasons behind each default are in docs/design/; a value listed under
-// `sweep` exists only in -DTILEKIT_BUILD_SWEEPS=ON builds, for re-measuring what lost.
+// The table. The measured reasons behind each default are in docs/design/; a sweep value exists
+// only in -DTILEKIT_BUILD_SWEEPS=ON builds, for re-measuring what lost.
 std::vector<Tuning> make_table() {
   std::vector<Tuning> t = {
-      // ---- every CPU backend's host memory
+      // ---- every CPU backend's host memory (docs/design/host-huge-pages.md)
       choice("host.huge_pages", "host", {"on", "off"}, "on",
-             "host matrices of 4 MiB and more on transparent huge pages (2 MiB aligned, madvised)"),
-      // ---- openmp
-      choice("openmp.simd", "openmp", {"auto", "avx3_spr", "avx3_zen4", "avx3", "avx2", "sse4", "ssse3", "sse2", "emu128", "scalar"},
-             "auto", "caps the SIMD target Highway dispatches to (auto: the widest this CPU runs)"),
-      choice("openmp.gemm.driver", "openmp", {"shared", "grid"}, "shared",
-             "optimized gemm's parallel driver: shared packed panels (BLIS) or a grid of private blocks"),
-      choice("openmp.gemm.steal", "openmp", {"on", "off"}, "on",
-             "optimized gemm: threads done with their cell take units from others"),
-      choice("openmp.gemm.pack_a", "openmp", {"vector", "scalar"}, "vector", "optimized gemm: how A panels are packed"),
-      choice("openmp.gemm.prefetch_a", "openmp", {"off", "on"}, "off",
-             "optimized gemm: software prefetch of the next A micro-panel"),
-      choice("openmp.gemm.pack", "openmp", {"dynamic", "static"}, "dynamic",
-             "optimized gemm: packing work handed out dynamically or in static slices"),
-      choice("openmp.gemm.grid", "openmp", {"auto"}, "auto",
-             "optimized gemm (grid driver): the thread grid, RxC with R*C threads, or auto"),
-      choice("openmp.gemm.profile", "openmp", {"off", "on"}, "off",
-             "optimized gemm: print per-thread packing, waiting and compute seconds to stderr"),
-      // ---- kokkos
+             "host matrices of 4 MiB and more on transparent huge pages (2 MiB aligned, madvised), or left to the OS"),
+      // ---- openmp (docs/design/simd-highway.md, openmp-gemm-*.md)
+      choice("openmp.simd", "openmp",
+             {"auto", "avx3_spr", "avx3_zen4", "avx3_dl", "avx3", "avx2", "sse4", "ssse3", "sse2", "sve2", "sve", "neon",
+              "emu128", "scalar"},
+             "auto", "caps the SIMD target Highway dispatches to (auto: the widest this CPU runs; `tilekit info` names the compiled ones)"),
+      alternatives("openmp.gemm.pack_a", "openmp", {"vector", "scalar"}, "vector",
+                   "optimized gemm: A panels packed by in-register transposes, or element by element"),
+      alternatives("openmp.gemm.prefetch_a", "openmp", {"off", "on"}, "off",
+                   "optimized gemm: software prefetch of the next A micro-panel"),
+      alternatives("openmp.gemm.profile", "openmp", {"off", "on"}, "off",
+                   "optimized gemm: print each thread's packing, waiting and computing time to stderr, per call"),
+      // ---- kokkos (docs/design/kokkos-*.md)
       choice("kokkos.timer", "kokkos", {"events", "host"}, "events",
              "GPU timing: device events on Kokkos' stream, or the host clock around launch and fence"),
-      choice("kokkos.align", "kokkos", {"256", "4096", "kokkos"}, "256",
-             "start of every matrix: a 256- or 4096-byte boundary, or where kokkos_malloc puts it"),
-      choice("kokkos.barrier", "kokkos", {"block", "team"}, "block",
-             "team barrier on CUDA: the bar.sync instruction, or Kokkos' team_barrier()"),
-      choice("kokkos.naive.launch", "kokkos", {"auto", "mdrange", "team"}, "auto",
-             "naive kernels on GPUs: MDRangePolicy, or cuda-shaped teams (auto: teams for gemm)"),
-      choice("kokkos.naive.loop", "kokkos", {"batch4", "plain"}, "batch4",
-             "naive gemm on GPUs: four taps' loads before their FMAs, or the plain loop"),
-      choice("kokkos.gemm.block", "kokkos", {"auto", "patch", "strip", "vstore"}, "auto",
-             "optimized gemm's generic GPU block: thread mapping and B stores (auto: vstore float, patch double)"),
-      choice("kokkos.sgemm.kernel", "kokkos", {"sm90", "cub", "block"}, "sm90",
-             "optimized float gemm on sm_90: the cuda block body where it fills the GPU, at every size, or the generic block"),
-      choice("kokkos.transpose.kernel", "kokkos", {"block", "lanes"}, "block",
-             "optimized transpose: cuda's block kernel, or team threads x vector lanes"),
-      choice("kokkos.conv2d.kernel", "kokkos", {"block", "strips"}, "block",
-             "optimized conv2d: cuda's block kernel, or vertical strips per thread"),
-      choice("kokkos.conv2d.load", "kokkos", {"auto", "regs", "async"}, "auto",
-             "optimized conv2d on CUDA: window copies through registers or cp.async (auto: async from R = 5)"),
-      choice("kokkos.conv2d.filter", "kokkos", {"auto", "regs", "constant"}, "auto",
-             "optimized conv2d on CUDA: filter in registers or constant memory (auto: constant from R = 5)"),
-      choice("kokkos.conv2d.window", "kokkos", {"lines", "aligned", "vector"}, "lines",
-             "optimized conv2d on CUDA: window rows sector-aligned and copied by lines, sector-aligned, or vector-padded"),
-      choice("kokkos.conv2d.bounds", "kokkos", {"none", "occ"}, "none",
-             "optimized conv2d on CUDA: launch bounds as cuda's kernel, or capped registers for occupancy"),
-      // ---- cuda and hip (one GPU source)
-      choice("cuda.sgemm.kernel", "cuda",
-             {"auto",     "sm80",     "warp2",     "warp3",    "warp4",    "big3",     "big4",     "dual3",
-              "dual4",    "deep3",    "ddual3",    "warp3e",   "dual3e",   "warp3f",   "dual3f",   "dual3ef",
-              "big3f",    "dual3fu4", "dual3efu4", "dual3fu8", "dual3fu2", "big3ef",   "cub3f",    "cub3ef",
-              "cub4ef",   "cub3ef2",  "dual3ef8",  "dual3efz", "cub3efz",  "dual3f2",  "cub3f2",   "cub3efzb",
-              "cub3efzs", "dual3efzs"},
-             "auto", "optimized float gemm on sm_90: the kernel (auto: dual3efzs, smaller shapes where it cannot fill the GPU)"),
-      choice("cuda.dgemm.mma", "cuda", {"auto", "m16n8k16", "m8n8k4", "off"}, "auto",
-             "optimized double gemm: the FP64 tensor-core shape, or off for FFMA (auto: m16n8k16 on sm_90, m8n8k4 on sm_80)"),
-      choice("gpu.conv2d.optimized", "cuda, hip", {"auto"}, "auto",
-             "optimized conv2d window: tile, aligned, aligned-occ or aligned[<N>][-lines][-split][-tma][-pf] (auto: aligned-lines with cp.async, else tile)"),
+      alternatives("kokkos.align", "kokkos", {"256", "4096", "kokkos"}, "256",
+                   "start of every matrix: a 256- or 4096-byte boundary, or where kokkos_malloc puts it"),
+      alternatives("kokkos.barrier", "kokkos", {"block", "team"}, "block",
+                   "barrier of teams that are whole GPU blocks: the bar.sync instruction, or Kokkos' team_barrier()"),
+      alternatives("kokkos.naive.launch", "kokkos", {"auto", "mdrange", "team"}, "auto",
+                   "naive kernels on GPUs: MDRangePolicy, or cuda-shaped teams (auto: teams for gemm, MDRange for the others)"),
+      alternatives("kokkos.naive.loop", "kokkos", {"batch4", "plain"}, "batch4",
+                   "naive gemm: four taps' loads before their FMAs, or the plain loop"),
+      alternatives("kokkos.gemm.block", "kokkos", {"auto", "patch", "strip", "vstore"}, "auto",
+                   "optimized gemm's GPU block: thread mapping and B stores (auto: vstore in float, patch in double)"),
+      alternatives("kokkos.sgemm.kernel", "kokkos", {"sm90", "cub", "block"}, "sm90",
+                   "optimized float gemm on sm_90: the cuda block body where it fills the GPU, that body at every size, "
+                   "or the generic block"),
+      alternatives("kokkos.transpose.kernel", "kokkos", {"block", "lanes"}, "block",
+                   "optimized transpose: cuda's block kernel for its compiled tiles, or team threads x vector lanes"),
+      alternatives("kokkos.conv2d.kernel", "kokkos", {"block", "strips"}, "block",
+                   "optimized conv2d: cuda's block kernel for its compiled filters, or vertical strips per thread"),
+      alternatives("kokkos.conv2d.load", "kokkos", {"auto", "regs", "async"}, "auto",
+                   "optimized conv2d on CUDA, vector-padded windows: copies through registers or cp.async (auto: async from R = 5)"),
+      alternatives("kokkos.conv2d.filter", "kokkos", {"auto", "regs", "constant"}, "auto",
+                   "optimized conv2d on CUDA, vector-padded windows: filter in registers or constant memory (auto: constant from R = 5)"),
+      alternatives("kokkos.conv2d.window", "kokkos", {"lines", "aligned", "vector"}, "lines",
+                   "optimized conv2d on CUDA, R = 3 and 5: window rows sector-aligned and copied by lines, sector-aligned, "
+                   "or vector-padded"),
+      alternatives("kokkos.conv2d.bounds", "kokkos", {"none", "occ"}, "none",
+                   "optimized conv2d on CUDA: launch bounds as cuda's kernel, or registers capped for occupancy"),
+      // ---- cuda and hip (one GPU source: docs/design/gpu-*.md)
+      alternatives("cuda.sgemm.kernel", "cuda",
+                   {"auto", "dual3efzs", "cub3efzs", "big3ef", "ddual3", "sm80", "dual3efz", "cub3efz", "cub3efzb"}, "auto",
+                   "optimized float gemm on sm_90: the kernel, at every size (auto: dual3efzs, gemm.cuh's 64x64 where it "
+                   "cannot fill the GPU)"),
+      alternatives("cuda.dgemm.mma", "cuda", {"auto", "m16n8k16", "m8n8k4", "off"}, "auto",
+                   "optimized double gemm: the FP64 tensor-core shape, or off for FFMA (auto: m16n8k16 on sm_90, m8n8k4 on sm_80)"),
+      alternatives("gpu.conv2d.optimized", "cuda, hip", {"auto", "tile", "aligned-lines", "aligned", "aligned-occ"}, "auto",
+                   "optimized conv2d window (auto: aligned-lines where cp.async is, else tile): rows vector-padded, "
+                   "sector-aligned and copied by lines, sector-aligned, registers capped, or a pattern"),
   };
+  for (auto& x : t) {
+    if (x.name == "gpu.conv2d.optimized") {
+      x.pattern = "aligned[<N>][-lines][-split][-tma][-pf] (N a multiple of 8)";
+      x.pattern_is_sweep = true;
+    }
+  }
+  t.push_back(alternatives("openmp.gemm.grid", "openmp", {"auto"}, "auto",
+                           "optimized gemm: the team's grid over C, RxC with R*C threads (auto: the cost model's)"));
+  t.back().pattern = "RxC";
+  t.back().pattern_is_sweep = true;
   std::sort(t.begin(), t.end(), [](const Tuning& a, const Tuning& b) { return a.name < b.name; });
   return t;
 }
@@ -122,7 +125,6 @@ bool accepts_pattern(const Tuning& t, const std::string& v) {
     return std::sscanf(v.c_str(), "%dx%d%c", &r, &c, &tail) == 2 && r > 0 && c > 0;
   }
   if (t.name == "gpu.conv2d.optimized") {
-    if (v == "tile" || v == "aligned" || v == "aligned-occ") return true;
     if (v.rfind("aligned", 0) != 0) return false;
     std::string rest = v.substr(7);
     for (const char* suffix : {"-pf", "-tma", "-split", "-lines"}) {
@@ -130,7 +132,7 @@ bool accepts_pattern(const Tuning& t, const std::string& v) {
       if (rest.size() >= s.size() && rest.compare(rest.size() - s.size(), s.size(), s) == 0) rest.resize(rest.size() - s.size());
     }
     if (rest.empty()) return true;
-    if (rest.find_first_not_of("0123456789") != std::string::npos || rest.size() > 4) return false;
+    if (rest.find_first_not_of("0123456789") != std::string::npos || rest.size() > 3) return false;
     const int n = std::atoi(rest.c_str());
     return n > 0 && n % 8 == 0;
   }
@@ -165,7 +167,7 @@ struct Registry {
   }
   // Throws unless `v` is one of t's values (or its pattern) and compiled into this build.
   static void check(const Tuning& t, const std::string& v, std::string_view source) {
-    bool ok;
+    bool ok, sweep = false;
     if (t.values.empty()) {
       std::size_t used = 0;
       long long n = 0;
@@ -176,10 +178,13 @@ struct Registry {
       }
       ok = used == v.size() && !v.empty() && n >= t.min && n <= t.max;
     } else {
-      ok = std::find(t.values.begin(), t.values.end(), v) != t.values.end() || accepts_pattern(t, v);
+      const bool listed = std::find(t.values.begin(), t.values.end(), v) != t.values.end();
+      ok = listed || accepts_pattern(t, v);
+      sweep = listed ? std::find(t.sweep_values.begin(), t.sweep_values.end(), v) != t.sweep_values.end()
+                     : t.pattern_is_sweep;
     }
     if (!ok) throw Error(fmt::format("{}: '{}' is not a value of tuning {}: expected {}", source, v, t.name, t.allowed()));
-    if (!sweeps_built() && std::find(t.sweep_values.begin(), t.sweep_values.end(), v) != t.sweep_values.end())
+    if (sweep && !sweeps_built())
       throw Error(fmt::format("{}: {}={} selects a kernel compiled only in sweep builds; configure with "
                               "-DTILEKIT_BUILD_SWEEPS=ON to measure it",
                               source, t.name, v));
@@ -231,8 +236,7 @@ std::string Tuning::allowed() const {
   std::string s;
   for (std::size_t i = 0; i < values.size(); ++i)
     s += (i == 0 ? "" : i + 1 == values.size() ? " or " : ", ") + values[i];
-  if (name == "openmp.gemm.grid") s += " or RxC";
-  if (name == "gpu.conv2d.optimized") s += ", tile, aligned, aligned-occ or aligned[<N>][-lines][-split][-tma][-pf] (N a multiple of 8)";
+  if (!pattern.empty()) s = (values.size() == 1 ? s : s.replace(s.rfind(" or "), 4, ", ")) + " or " + pattern;
   return s;
 }
 
@@ -283,6 +287,10 @@ std::vector<std::pair<std::string, std::string>> tuning_values() {
   std::vector<std::pair<std::string, std::string>> out;
   for (std::size_t i = 0; i < r.table.size(); ++i) out.emplace_back(r.table[i].name, r.values[i]);
   return out;
+}
+
+void throw_unmapped_tuning(std::string_view name, std::string_view value) {
+  throw Error(fmt::format("tuning {}={} is allowed by the registry but not handled by the code that reads it", name, value));
 }
 
 bool sweeps_built() {

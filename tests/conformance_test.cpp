@@ -182,8 +182,8 @@ TEST_P(Conformance, Conv2dLeadingDimensions) {
 TEST_P(Conformance, Conv2dTallVectorShapes) {
   TILEKIT_BODY
   // Widths and leading dimensions in whole 16-byte vectors (the GPU kernels' vector paths),
-  // tall enough for several tiles down a column (and the tall tiles of TILEKIT_CONV_OPT=
-  // aligned<N>), with a partial last tile and a nearly empty last tile column.
+  // tall enough for several tiles down a column (and the tall tiles of gpu.conv2d.optimized=
+  // aligned<N> in sweep builds), with a partial last tile and a nearly empty last tile column.
   TILEKIT_DISPATCH_DTYPE(P, conv_cases, *be_, v(),
                          {{300, 256, 5}, {517, 132, 3, 4, 4}, {1000, 64, 7}, {96, 200, 9, 0, 4}, {33, 8, 1}, {520, 12, 5}});
 }

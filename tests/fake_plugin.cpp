@@ -32,13 +32,17 @@ class FakeBackend final : public Backend {
   void copy_to_device(void*, const void*, std::size_t) override {}
   void copy_to_host(void*, const void*, std::size_t) override {}
   void device_copy(void*, const void*, std::size_t) override {}
-  TileConfig resolve_tile(Variant, const Problem&, const TileConfig& t) const override { return t; }
-  void gemm(Variant, const GemmArgs<float>&, const TileConfig&) override {}
-  void gemm(Variant, const GemmArgs<double>&, const TileConfig&) override {}
-  void transpose(Variant, const TransposeArgs<float>&, const TileConfig&) override {}
-  void transpose(Variant, const TransposeArgs<double>&, const TileConfig&) override {}
-  void conv2d(Variant, const Conv2dArgs<float>&, const TileConfig&) override {}
-  void conv2d(Variant, const Conv2dArgs<double>&, const TileConfig&) override {}
+  Plan plan(Variant, const Problem&, const TileConfig& t) const override {
+    Plan p;
+    p.tile = t;
+    return p;
+  }
+  void gemm(const Plan&, const GemmArgs<float>&) override {}
+  void gemm(const Plan&, const GemmArgs<double>&) override {}
+  void transpose(const Plan&, const TransposeArgs<float>&) override {}
+  void transpose(const Plan&, const TransposeArgs<double>&) override {}
+  void conv2d(const Plan&, const Conv2dArgs<float>&) override {}
+  void conv2d(const Plan&, const Conv2dArgs<double>&) override {}
 
  private:
   DeviceInfo info_;

@@ -6,6 +6,7 @@
 // 64 KiB per workgroup, no opt-in above it), and at least one block resident per SM/CU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include <string>
@@ -14,7 +15,9 @@
 #include <fmt/format.h>
 
 #include "gpu/tile_choice.hpp"
+#include "harness.hpp"
 #include "tilekit/ops.hpp"
+#include "tilekit/tunings.hpp"
 
 namespace tilekit::gpu {
 namespace {
@@ -426,10 +429,11 @@ DeviceProps v100() {
   return d;
 }
 
-// Sets TILEKIT_DMMA for one scope (the plan reads it at every call).
-struct DmmaEnv {
-  explicit DmmaEnv(const char* v) { ::setenv("TILEKIT_DMMA", v, 1); }
-  ~DmmaEnv() { ::unsetenv("TILEKIT_DMMA"); }
+using test::TuningScope;
+
+// Sets cuda.dgemm.mma for one scope (the plan reads it at every plan; its values are sweep values).
+struct DmmaEnv : TuningScope {
+  explicit DmmaEnv(const char* v) : TuningScope("cuda.dgemm.mma", v) {}
 };
 
 // Three stages of a 128 x (16 + 4) A tile and a 16 x (128 + 4) B tile, 8 bytes each.
@@ -508,8 +512,12 @@ TEST(TileChoiceDmma, DevicesWithoutFp64TensorCoresKeepTheSimtKernel) {
   EXPECT_EQ(plan_launch(h200(), Variant::optimized, p, {64, 64, 8}).dmma, 0);
 }
 
-TEST(TileChoiceDmma, EnvironmentChoosesTheShapeOrTheSimtKernel) {
+TEST(TileChoiceDmma, TuningChoosesTheShapeOrTheSimtKernel) {
   const Problem p{Op::gemm, DType::f64, 4096, 4096, 4096};
+  if (!sweeps_built()) {
+    EXPECT_THROW(DmmaEnv("m8n8k4"), Error);  // a sweep value: refused in a default build
+    GTEST_SKIP() << "cuda.dgemm.mma's alternatives exist in sweep builds (-DTILEKIT_BUILD_SWEEPS=ON)";
+  }
   {
     DmmaEnv e("m8n8k4");
     EXPECT_EQ(plan_launch(h200(), Variant::optimized, p, {}).dmma, 884);
@@ -526,10 +534,7 @@ TEST(TileChoiceDmma, EnvironmentChoosesTheShapeOrTheSimtKernel) {
     EXPECT_EQ(pl.tile.depth, 8);
     EXPECT_THROW(plan_launch(h200(), Variant::optimized, p, {128, 128, 16}), Error);
   }
-  {
-    DmmaEnv e("m8n8k8");
-    EXPECT_THROW(plan_launch(h200(), Variant::optimized, p, {}), Error);
-  }
+  EXPECT_THROW(DmmaEnv("m8n8k8"), Error);  // not a value: refused when set
   EXPECT_EQ(plan_launch(h200(), Variant::optimized, p, {}).dmma, 16816);
 }
 
@@ -549,12 +554,38 @@ TEST(Occupancy, ThreadLimitCountsWholeWavefronts) {
 
 // ---- the float gemm of sm_90 (gemm_sm90.cuh) ------------------------------------------------
 
-struct SgemmEnv {
-  explicit SgemmEnv(const char* v) { ::setenv("TILEKIT_SGEMM", v, 1); }
-  ~SgemmEnv() { ::unsetenv("TILEKIT_SGEMM"); }
+// Sets cuda.sgemm.kernel for one scope (every value but auto is a sweep value).
+struct SgemmEnv : TuningScope {
+  explicit SgemmEnv(const char* v) : TuningScope("cuda.sgemm.kernel", v) {}
 };
 
+// The kernels this build compiles are exactly the ones the tuning can name here: in a default
+// build the default, the kernels of the explicit tiles only gemm_sm90 has, and gemm.cuh's; in a
+// sweep build also the close competitors. The registry lists every name a sweep build has.
+TEST(TileChoiceSgemm, CompiledVariantsAreTheTuningsValues) {
+  const Tuning& t = find_tuning("cuda.sgemm.kernel");
+  EXPECT_EQ(t.default_value, "auto");
+  EXPECT_EQ(std::string(kSgemmVariants[kSgemmDefault].name), "dual3efzs");
+  for (int i = 0; i < kSgemmVariantCount; ++i)
+    EXPECT_NE(std::find(t.values.begin(), t.values.end(), kSgemmVariants[i].name), t.values.end()) << kSgemmVariants[i].name;
+  int named = 0;
+  for (const auto& v : t.values) {
+    if (v == "auto") continue;
+    ++named;
+    EXPECT_NE(std::find(t.sweep_values.begin(), t.sweep_values.end(), v), t.sweep_values.end()) << v;
+    if (sweeps_built()) {
+      EXPECT_GE(sgemm_index(v.c_str()), 0) << v;
+    }
+  }
+  EXPECT_EQ(kSgemmVariantCount, sweeps_built() ? named : 5);
+  for (const char* name : {"sm80", "dual3efzs", "cub3efzs", "big3ef", "ddual3"}) EXPECT_GE(sgemm_index(name), 0) << name;
+}
+
 TEST(TileChoiceSgemm, EachNamedVariantPlansItsKernelAtEverySizeOnTheH200) {
+  if (!sweeps_built()) {
+    EXPECT_THROW(SgemmEnv("cub3efzs"), Error);  // a sweep value: refused in a default build
+    GTEST_SKIP() << "cuda.sgemm.kernel names kernels in sweep builds (-DTILEKIT_BUILD_SWEEPS=ON)";
+  }
   const DeviceProps d = h200();
   for (int i = 0; i < kSgemmVariantCount; ++i) {
     const SgemmVariant& k = kSgemmVariants[i];
@@ -594,20 +625,27 @@ TEST(TileChoiceSgemm, DefaultStepsDownForSmallProblemsAndOtherDevicesKeepTheSm80
   const Problem mid{Op::gemm, DType::f32, 2048, 2048, 2048};
   EXPECT_EQ(kSgemmVariants[kSgemmDefault].rows, 128);
   EXPECT_EQ(plan_launch(h200(), Variant::optimized, mid, {}).sgemm, kSgemmDefault);
-  {
-    SgemmEnv e("cub3efzs");
-    EXPECT_EQ(std::string(kSgemmVariants[plan_launch(h200(), Variant::optimized, big, {128, 128, 16}).sgemm].name),
-              "dual3efzs");
-  }
   EXPECT_EQ(plan_launch(h200(), Variant::optimized, small, {}).tile.str(), (TileConfig{64, 64, 8}.str()));
-  // An explicit 256x128x16 is only gemm_sm90's: it runs there even under sm80, and is refused
-  // (naming the tile) where the kernel does not exist.
-  {
+  // The explicit tiles only gemm_sm90 has run the compiled kernel of that tile most like the
+  // default (every build has them), and each plans itself again.
+  for (const auto& [tile, name] : {std::pair{TileConfig{256, 128, 8}, "cub3efzs"}, std::pair{TileConfig{256, 128, 16}, "big3ef"},
+                                   std::pair{TileConfig{128, 128, 32}, "ddual3"}, std::pair{TileConfig{128, 128, 16}, "dual3efzs"}}) {
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, big, tile);
+    EXPECT_EQ(std::string(kSgemmVariants[pl.sgemm].name), name) << tile.str();
+    EXPECT_EQ(plan_launch(h200(), Variant::optimized, big, pl.tile).sgemm, pl.sgemm) << tile.str();
+  }
+  if (sweeps_built()) {
+    {
+      SgemmEnv e("cub3efzs");
+      EXPECT_EQ(std::string(kSgemmVariants[plan_launch(h200(), Variant::optimized, big, {128, 128, 16}).sgemm].name),
+                "dual3efzs");
+    }
+    // An explicit 256x128x16 is only gemm_sm90's: it runs there even under sm80.
     SgemmEnv e("sm80");
     EXPECT_EQ(plan_launch(h200(), Variant::optimized, big, {}).sgemm, 0);
     EXPECT_NE(plan_launch(h200(), Variant::optimized, big, {256, 128, 16}).sgemm, 0);
   }
-  SgemmEnv e("big3");
+  // ... and is refused (naming the tile) where the kernel does not exist.
   for (const DeviceProps& d : {a100(), sm86(), v100(), mi250x()}) {
     SCOPED_TRACE(d.name);
     EXPECT_EQ(sgemm_variant_for(d), 0);
@@ -620,17 +658,22 @@ TEST(TileChoiceSgemm, DefaultStepsDownForSmallProblemsAndOtherDevicesKeepTheSm80
     }
   }
   // The 128x128 form of a 256-row variant keeps its per-thread shape, options and stages.
-  EXPECT_EQ(std::string(kSgemmVariants[plan_launch(h200(), Variant::optimized, big, {128, 128, 16}).sgemm].name), "dual3");
+  if (sweeps_built()) {
+    SgemmEnv e("cub3efz");
+    EXPECT_EQ(std::string(kSgemmVariants[plan_launch(h200(), Variant::optimized, big, {128, 128, 16}).sgemm].name),
+              "dual3efz");
+  }
 }
 
 TEST(TileChoiceSgemm, UnknownNameIsAnError) {
-  SgemmEnv e("warp9");
   try {
-    sgemm_variant_for(h200());
-    ADD_FAILURE() << "accepted TILEKIT_SGEMM=warp9";
+    SgemmEnv e("warp9");
+    ADD_FAILURE() << "accepted cuda.sgemm.kernel=warp9";
   } catch (const Error& err) {
-    EXPECT_NE(std::string(err.what()).find("big4"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("dual3efzs"), std::string::npos) << err.what();
   }
+  // A measured loser removed from the build is unknown too.
+  EXPECT_THROW(SgemmEnv("big3"), Error);
 }
 
 TEST(Occupancy, LdsBindsOnAmdWhereSharedMemoryDoesNotOnNvidia) {
@@ -659,27 +702,33 @@ TEST(Occupancy, RegistersBind) {
 
 }  // namespace
 
-// ---- conv2d optimized: TILEKIT_CONV_OPT --------------------------------------------------
+// ---- conv2d optimized: gpu.conv2d.optimized -------------------------------------------
 
-// Sets TILEKIT_CONV_OPT for one scope and restores what was there (the device stage script
-// runs the whole suite under each value).
-struct ConvOptEnv {
-  std::string old;
-  bool had;
-  explicit ConvOptEnv(const char* v) : had(std::getenv("TILEKIT_CONV_OPT") != nullptr) {
-    if (had) old = std::getenv("TILEKIT_CONV_OPT");
-    ::setenv("TILEKIT_CONV_OPT", v, 1);
-  }
-  ~ConvOptEnv() {
-    if (had)
-      ::setenv("TILEKIT_CONV_OPT", old.c_str(), 1);
-    else
-      ::unsetenv("TILEKIT_CONV_OPT");
-  }
+// Sets gpu.conv2d.optimized for one scope and restores what it was (every value but auto is a
+// sweep value).
+struct ConvOptEnv : test::TuningScope {
+  explicit ConvOptEnv(const char* v) : TuningScope("gpu.conv2d.optimized", v) {}
 };
+
+TEST(TileChoiceDevices, ConvOptimizedDefault) {
+  // auto: the measured best on NVIDIA (kConvOptDefault), the vector-padded kernel on AMD.
+  const Problem f5{Op::conv2d, DType::f32, 8192, 8192, 5};
+  const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
+  EXPECT_EQ(std::string(kConvOptDefault), "aligned-lines");
+  EXPECT_EQ(pl.conv_pad_unit, 8);
+  EXPECT_TRUE(pl.conv_lines);
+  EXPECT_FALSE(pl.conv_split || pl.conv_tma || pl.conv_capped);
+  EXPECT_EQ(pl.conv_prefetch, 0);
+  EXPECT_EQ(plan_launch(mi250x(), Variant::optimized, f5, {}).conv_pad_unit, 0);
+  if (!sweeps_built()) {
+    for (const char* v : {"tile", "aligned", "aligned-occ", "aligned64", "aligned-lines-pf"})
+      EXPECT_THROW(ConvOptEnv{v}, Error) << v;  // sweep values: refused in a default build
+  }
+}
 
 TEST(TileChoiceDevices, ConvOptimizedOptions) {
   const Problem f5{Op::conv2d, DType::f32, 8192, 8192, 5};
+  if (!sweeps_built()) GTEST_SKIP() << "gpu.conv2d.optimized's alternatives exist in sweep builds";
   {
     ConvOptEnv env("tile");
     const LaunchPlan pl = plan_launch(h200(), Variant::optimized, f5, {});
@@ -695,14 +744,6 @@ TEST(TileChoiceDevices, ConvOptimizedOptions) {
     // R > kConvAlignedMaxFilter keeps the vector-padded kernel; tiled is not affected.
     EXPECT_EQ(plan_launch(h200(), Variant::optimized, Problem{Op::conv2d, DType::f32, 512, 512, 11}, {}).conv_pad_unit, 0);
     EXPECT_EQ(plan_launch(h200(), Variant::tiled, f5, {}).conv_pad_unit, 0);
-  }
-  {
-    // Unset: the measured best on NVIDIA (kConvOptDefault), the vector-padded kernel on AMD.
-    ConvOptEnv env("tile");
-    ::unsetenv("TILEKIT_CONV_OPT");
-    EXPECT_EQ(plan_launch(h200(), Variant::optimized, f5, {}).conv_pad_unit,
-              std::string(kConvOptDefault) == "tile" ? 0 : 8);
-    EXPECT_EQ(plan_launch(mi250x(), Variant::optimized, f5, {}).conv_pad_unit, 0);
   }
   {
     ConvOptEnv env("aligned-occ");
@@ -750,12 +791,19 @@ TEST(TileChoiceDevices, ConvOptimizedOptions) {
     EXPECT_TRUE(pl.conv_lines);
     EXPECT_EQ(pl.tile.str(), tile_str(64, 128));
   }
-  // strip<N> / walk<N> and -wide were removed (measured slower): now errors like any typo.
+}
+
+TEST(TileChoiceDevices, ConvOptimizedBadValues) {
+  // strip<N> / walk<N> and -wide were removed (measured slower): errors like any typo, in every build.
   for (const char* bad : {"strip8", "walk4", "stripw", "strip8-wide", "fast", "-aligned", "wide", "aligned-wide",
                           "aligned7", "aligned0", "aligned-spilt", "aligned64-wide", "aligned-split-lines",
                           "aligned-pf-lines"}) {
-    ConvOptEnv env(bad);
-    EXPECT_THROW(plan_launch(h200(), Variant::optimized, f5, {}), Error) << bad;
+    try {
+      ConvOptEnv env(bad);
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a value"), std::string::npos) << bad << ": " << e.what();
+    }
   }
 }
 }  // namespace tilekit::gpu

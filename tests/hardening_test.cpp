@@ -245,14 +245,12 @@ TEST(Sizes, KokkosMatricesAre256ByteAligned) {
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 256, 0u) << bytes << " bytes";
     be->deallocate(p);
   }
-  ::setenv("TILEKIT_KOKKOS_ALIGN", "sideways", 1);
-  expect_error([&] { be->allocate(64); }, {"TILEKIT_KOKKOS_ALIGN=sideways", "expected"});
-  ::unsetenv("TILEKIT_KOKKOS_ALIGN");
+  expect_error([&] { set_tuning("kokkos.align", "sideways"); }, {"kokkos.align", "sideways", "256"});
 }
 
 // Host matrices of 4 MiB and more start on a 2 MiB boundary (whole transparent huge pages, asked
-// for with madvise on Linux); smaller ones on a cache line. A bad TILEKIT_HUGE_PAGES is refused
-// by name at the allocation, before any kernel.
+// for with madvise on Linux); smaller ones on a cache line. host.huge_pages=off leaves them on a
+// cache line; a value it does not take is refused by name.
 TEST(Sizes, LargeHostMatricesStartOnHugePages) {
   Backend* be = find_backend("serial");
   ASSERT_NE(be, nullptr);
@@ -267,13 +265,14 @@ TEST(Sizes, LargeHostMatricesStartOnHugePages) {
     std::memset(p, 0x5a, bytes);  // the whole request is usable
     be->deallocate(p);
   }
-  ::setenv("TILEKIT_HUGE_PAGES", "0", 1);
-  void* p = be->allocate(4 * mib);
-  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 64, 0u);
-  be->deallocate(p);
-  ::setenv("TILEKIT_HUGE_PAGES", "yes", 1);
-  expect_error([&] { be->allocate(64); }, {"TILEKIT_HUGE_PAGES='yes'", "expected 0 or 1"});
-  ::unsetenv("TILEKIT_HUGE_PAGES");
+  {
+    TuningScope off("host.huge_pages", "off");
+    void* p = be->allocate(4 * mib);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 64, 0u);
+    std::memset(p, 0x5a, 4 * mib);
+    be->deallocate(p);
+  }
+  expect_error([&] { set_tuning("host.huge_pages", "yes"); }, {"host.huge_pages", "'yes'", "on or off"});
 }
 
 }  // namespace

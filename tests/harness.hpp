@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "tilekit/tilekit.hpp"
+#include "tilekit/tunings.hpp"
 #include "tilekit/verify.hpp"
 
 namespace tilekit::test {
@@ -40,6 +41,21 @@ void expect_error(Fn&& fn, std::initializer_list<const char*> needles) {
     for (const char* n : needles) EXPECT_NE(std::string(e.what()).find(n), std::string::npos) << e.what();
   }
 }
+
+// Sets a tuning for one scope and puts back the value it had. Throws tilekit::Error where
+// set_tuning does (a sweep value outside a sweep build, say).
+class TuningScope {
+ public:
+  TuningScope(std::string name, const std::string& value) : name_(std::move(name)), old_(tuning(name_)) {
+    set_tuning(name_, value);
+  }
+  ~TuningScope() { set_tuning(name_, old_); }
+  TuningScope(const TuningScope&) = delete;
+  TuningScope& operator=(const TuningScope&) = delete;
+
+ private:
+  std::string name_, old_;
+};
 
 // The tilekit program (TILEKIT_PROGRAM, from the environment or the build) run with `args`:
 // its exit status (128 + the signal when one killed it) and its stdout (with stderr too when

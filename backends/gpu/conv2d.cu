@@ -38,36 +38,51 @@ const void* optimized_kernel(int r) {
   }
 }
 
-// The TILEKIT_CONV_OPT kernels, compiled for R <= kConvAlignedMaxFilter: the one-tile kernel
-// with sector-aligned rows.
+#ifdef TILEKIT_HAS_SWEEPS
+constexpr bool kSweeps = true;
+#else
+constexpr bool kSweeps = false;
+#endif
+
+// The kernels gpu.conv2d.optimized selects, compiled for R <= kConvAlignedMaxFilter: the one-tile
+// kernel with sector-aligned rows. With vector images at R = 3 and 5 the default runs the lines
+// kernel (opt_kernel) instead: this one is compiled for them in sweep builds only (`aligned`).
+template <class T, int R, bool kVec>
+const void* aligned_instance() {
+  if constexpr (kVec && (R == 3 || R == 5) && !kSweeps)
+    return nullptr;
+  else
+    return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, R, kConvRowsPerThread, kVec, 32 / int(sizeof(T))>);
+}
 template <class T, bool kVec>
 const void* aligned_kernel(int r) {
-  constexpr int kRows = kConvRowsPerThread, PU = 32 / int(sizeof(T));
   static_assert(kConvAlignedMaxFilter == 9, "update the list below");
   switch (r) {
-    case 1: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 1, kRows, kVec, PU>);
-    case 3: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 3, kRows, kVec, PU>);
-    case 5: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 5, kRows, kVec, PU>);
-    case 7: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 7, kRows, kVec, PU>);
-    case 9: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 9, kRows, kVec, PU>);
+    case 1: return aligned_instance<T, 1, kVec>();
+    case 3: return aligned_instance<T, 3, kVec>();
+    case 5: return aligned_instance<T, 5, kVec>();
+    case 7: return aligned_instance<T, 7, kVec>();
+    case 9: return aligned_instance<T, 9, kVec>();
     default: return nullptr;
   }
 }
 
-// aligned-occ: float R = 3 and 5 with the registers capped at 48 (10 blocks of 128 threads);
-// elsewhere the uncapped kernel.
+// aligned-occ (sweep builds): float R = 3 and 5 with the registers capped at 48 (10 blocks of
+// 128 threads); elsewhere the uncapped kernel.
 template <class T>
 const void* capped_kernel(int r) {
+#ifdef TILEKIT_HAS_SWEEPS
   constexpr int kRows = kConvRowsPerThread, PU = 32 / int(sizeof(T));
   if constexpr (sizeof(T) == 4) {
     if (r == 3) return reinterpret_cast<const void*>(&conv2d_optimized_capped_kernel<T, 3, kRows, true, PU, 5>);
     if (r == 5) return reinterpret_cast<const void*>(&conv2d_optimized_capped_kernel<T, 5, kRows, true, PU, 5>);
   }
+#endif
   return aligned_kernel<T, true>(r);
 }
 
-// aligned-split, -lines, -pf and their combinations: float and double R = 3 and 5 (the launcher
-// sends other R to aligned).
+// aligned-lines (the default), and in sweep builds -split, -pf and their combinations: float and
+// double R = 3 and 5 (the launcher sends other R to aligned).
 template <class T, bool kSplit, bool kLines>
 const void* opt_kernel_of(int r) {
   constexpr int kRows = kConvRowsPerThread, PU = 32 / int(sizeof(T));
@@ -77,16 +92,20 @@ const void* opt_kernel_of(int r) {
 }
 template <class T>
 const void* opt_kernel(int r, const LaunchPlan& pl) {
+#ifdef TILEKIT_HAS_SWEEPS
   if (pl.conv_split) return pl.conv_lines ? opt_kernel_of<T, true, true>(r) : opt_kernel_of<T, true, false>(r);
-  return pl.conv_lines ? opt_kernel_of<T, false, true>(r) : opt_kernel_of<T, false, false>(r);
+  if (!pl.conv_lines) return opt_kernel_of<T, false, false>(r);
+#endif
+  (void)pl;  // a default build plans the lines kernel only
+  return opt_kernel_of<T, false, true>(r);
 }
 template <class T>
 bool opt_kernel_applies(int r, const LaunchPlan& pl) {
   return (r == 3 || r == 5) && (pl.conv_split || pl.conv_lines || pl.conv_prefetch > 0);
 }
 
-#if !defined(__HIPCC__)
-// aligned-tma: float and double R = 3 and 5.
+#if !defined(__HIPCC__) && defined(TILEKIT_HAS_SWEEPS)
+// aligned-tma (sweep builds): float and double R = 3 and 5.
 template <class T>
 const void* tma_kernel(int r) {
   constexpr int kRows = kConvRowsPerThread, PU = 32 / int(sizeof(T));
@@ -160,7 +179,7 @@ void launch_conv2d(Variant v, const Conv2dArgs<T>& a, const LaunchPlan& pl, gpuS
     const bool vec = vectorizable(c) && vectorizable_out(c);
     if (pl.conv_pad_unit == 32 / int(sizeof(T))) {
       const LaunchPlan& o = pl;
-#if !defined(__HIPCC__)
+#if !defined(__HIPCC__) && defined(TILEKIT_HAS_SWEEPS)
       if (CUtensorMap map; o.conv_tma && vec && tma_kernel<T>(c.r) &&
                            encode_window_map(map, c, tile_rows, o.tile.cols)) {
         int pf = o.conv_prefetch;
@@ -196,7 +215,7 @@ const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan& pl) {
       return f ? reinterpret_cast<const void*>(&conv2d_naive_kernel<float>)
                : reinterpret_cast<const void*>(&conv2d_naive_kernel<double>);
     case Variant::optimized:
-#if !defined(__HIPCC__)
+#if !defined(__HIPCC__) && defined(TILEKIT_HAS_SWEEPS)
       if (pl.conv_pad_unit == (f ? 8 : 4) && pl.conv_tma && (r == 3 || r == 5))
         return f ? tma_kernel<float>(r) : tma_kernel<double>(r);
 #endif

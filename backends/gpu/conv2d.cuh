@@ -51,7 +51,7 @@ __global__ void conv2d_naive_kernel(Conv2dParams<T> c, int tiles_x) {
 
 // The optimized kernel's window: row y of the shared window holds input columns
 // j0 - P .. j0 + TC + P - 1, P = the halo R/2 rounded up to whole units of PU elements: a
-// 16-byte vector (conv2d_optimized_pad), or with TILEKIT_CONV_OPT=...aligned a 32-byte sector,
+// 16-byte vector (conv2d_optimized_pad), or with gpu.conv2d.optimized=aligned... a 32-byte sector,
 // so that every vector is aligned and, the image width being a multiple of the vector width,
 // wholly inside or outside the image. The window of output column x then starts at shared
 // column x + P - R/2. Every vector of a thread is in flight before one wait (cp.async.cg, 16
@@ -63,7 +63,7 @@ inline constexpr int conv2d_pad_v = (R / 2 + PU - 1) / PU * PU;
 // with copy_async_wait_all()). Row-major through the window, 32 consecutive vectors a warp
 // instruction; a 36-vector row (float R = 5, sector padding) then puts each warp boundary inside a
 // 128-byte line, so such a line is two L2 requests: 7 requests a row where 6 lines hold it.
-// kLines (TILEKIT_CONV_OPT=aligned-lines): the tile's own columns first, TC / W vectors a row
+// kLines (gpu.conv2d.optimized=aligned-lines): the tile's own columns first, TC / W vectors a row
 // (whole lines: 32 vectors, one warp instruction, in float), then the padding columns (P / W
 // vectors each side, one partial line each), so a row costs 6 requests.
 // The copies are shared among the block's threads, or among threads [first, first + count) of it.
@@ -214,7 +214,7 @@ __device__ __forceinline__ void conv2d_issue_rows(const Conv2dParams<T>& c, T* t
 // asynchronous copies), plus register tiling in both directions (conv2d_optimized_tile).
 // Block: (tile columns / CW) x (tile rows / ROWS) threads, at most 256; R compiled (<= 15).
 // kVec: the images allow 16-byte accesses.
-// kSplit (TILEKIT_CONV_OPT=aligned-split): the window in two parts. Every thread copies a share
+// kSplit (gpu.conv2d.optimized=aligned-split): the window in two parts. Every thread copies a share
 // of the rows the upper half of the row groups reads; the threads of the lower half then also
 // copy the remaining rows, as a second cp.async group. After the first part is in (each thread
 // waits for its own first group, then a barrier) the upper half computes while the second part
@@ -222,7 +222,7 @@ __device__ __forceinline__ void conv2d_issue_rows(const Conv2dParams<T>& c, T* t
 // (its threads only), which makes the rows it copied visible to each other. Taken where every
 // thread has one pass of rows and the row groups halve (the automatic 32-row tile: 4 groups);
 // other tiles load the window in one group.
-// pf > 0 (TILEKIT_CONV_OPT=aligned-pf, sm_90): before its own loads, the block asks the L2 to
+// pf > 0 (gpu.conv2d.optimized=aligned-pf, sm_90): before its own loads, the block asks the L2 to
 // fetch the window rows of block blockIdx.x + pf (about one wave of resident blocks ahead: the
 // block that will most likely run on this slot next), one bulk prefetch per row, holding no
 // register or shared memory. DRAM then streams during the compute phases too, and that block's
@@ -295,12 +295,12 @@ __global__ TILEKIT_LAUNCH_BOUNDS(256) void conv2d_optimized_opt_kernel(Conv2dPar
   conv2d_optimized_body<T, R, ROWS, true, PU, kSplit, kLines>(c, tile_rows, tiles_x, pf);
 }
 
-// The same with its registers capped (TILEKIT_CONV_OPT=aligned-occ): ptxas keeps to what lets
+// The same with its registers capped (gpu.conv2d.optimized=aligned-occ): ptxas keeps to what lets
 // kMinBlocks 256-thread blocks (twice as many of the 128-thread blocks the plan launches) reside.
 // (A separate kernel: __launch_bounds__(256, 1) is not __launch_bounds__(256) to ptxas, which
 // gave the uncapped kernel 56-64 registers instead of 48 under it.)
 #if !defined(__HIPCC__)
-// TILEKIT_CONV_OPT=aligned-tma (sm_90): the same window, sector-padded rows, brought in by the
+// gpu.conv2d.optimized=aligned-tma (sm_90): the same window, sector-padded rows, brought in by the
 // tensor memory accelerator: one thread issues one 2-D bulk tensor copy of the whole window
 // (rows x SW elements from column j0 - P, row i0 - R/2; the map's bounds zero-fill what lies
 // outside the image, negative coordinates included), completing on an mbarrier every thread

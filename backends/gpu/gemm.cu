@@ -6,6 +6,7 @@
 #include "tiled.cuh"
 
 #include <type_traits>
+#include <utility>
 
 namespace tilekit::gpu {
 namespace {
@@ -50,45 +51,23 @@ const void* dmma_kernel(const LaunchPlan& pl) {
 #endif
 
 #if !defined(__HIPCC__)
-// The gemm_sm90 instantiations, one per kSgemmVariants entry after "sm80" (tile_choice.hpp).
-const void* sm90_kernel(int sv) {
-  switch (sv) {
-    case 1: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 8, 2, 2>);
-    case 2: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 8, 3, 2>);
-    case 3: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 8, 4, 2>);
-    case 4: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 16, 16, 8, 3, 1>);
-    case 5: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 16, 16, 8, 4, 1>);
-    case 6: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2>);
-    case 7: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 4, 2>);
-    case 8: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 32, 8, 8, 3, 2>);
-    case 9: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 32, 16, 8, 3, 2>);
-    case 10: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 8, 3, 2, true>);
-    case 11: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, true>);
-    case 12: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 8, 8, 3, 2, false, true>);
-    case 13: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, false, true>);
-    case 14: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, true, true>);
-    case 15: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 16, 16, 8, 3, 1, false, true>);
-    case 16: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, false, true, 4>);
-    case 17: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, true, true, 4>);
-    case 18: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, false, true, 8>);
-    case 19: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, false, true, 2>);
-    case 20: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 16, 16, 8, 3, 1, true, true>);
-    case 21: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 3, 1, false, true>);
-    case 22: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 3, 1, true, true>);
-    case 23: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 4, 1, true, true>);
-    case 24: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 3, 1, true, true, 8, 2>);
-    case 25: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 8, 16, 8, 3, 2, true, true>);
-    case 26: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, true, true, 16, 1, true>);
-    case 27: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 3, 1, true, true, 8, 1, true>);
-    case 28: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, false, true, 16, 2>);
-    case 29: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 3, 1, false, true, 8, 2>);
-    case 30: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 3, 1, true, true, 8, 1, true, false>);
-    case 31: return reinterpret_cast<const void*>(&gemm_sm90_kernel<256, 128, 8, 16, 8, 3, 1, true, true, 8, 1, true, true, true>);
-    case 32: return reinterpret_cast<const void*>(&gemm_sm90_kernel<128, 128, 16, 16, 8, 3, 2, true, true, 16, 1, true, true, true>);
-  }
-  return nullptr;
+// The gemm_sm90 instantiations: one per kSgemmVariants entry after "sm80" (tile_choice.hpp), made
+// from the table itself, so the table and the compiled kernels cannot disagree. 128-row blocks
+// are launch-bounded for two blocks an SM, 256-row ones for one.
+template <int I>
+const void* sm90_instance() {
+  constexpr SgemmVariant v = kSgemmVariants[I];
+  static_assert(v.rows == 128 || v.rows == 256, "a gemm_sm90 block is 128 or 256 rows");
+  return reinterpret_cast<const void*>(&gemm_sm90_kernel<v.rows, v.cols, v.depth, v.tm, v.tn, v.stages, v.rows == 256 ? 1 : 2,
+                                                         v.early, v.fast, v.ku != 0 ? v.ku : v.depth, v.ahead, v.zig,
+                                                         v.steady, v.spread>);
 }
-static_assert(kSgemmVariantCount == 33, "sm90_kernel lists every gemm_sm90 variant");
+template <std::size_t... I>
+const void* sm90_kernel_of(int sv, std::index_sequence<I...>) {
+  static const void* const table[] = {nullptr, sm90_instance<int(I) + 1>()...};
+  return sv > 0 && sv < kSgemmVariantCount ? table[sv] : nullptr;
+}
+const void* sm90_kernel(int sv) { return sm90_kernel_of(sv, std::make_index_sequence<kSgemmVariantCount - 1>{}); }
 #endif
 
 // The plan names a gemm_sm90 kernel: only the cuda build of a float gemm can follow it.

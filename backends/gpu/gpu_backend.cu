@@ -99,7 +99,7 @@ GpuBackend::GpuBackend(std::string name, int priority) : name_(std::move(name)),
                                 props_.max_threads_per_sm, props_.max_blocks_per_sm)},
     };
     std::string dgemm;
-    try {  // a bad TILEKIT_DMMA is reported by the gemm that reads it, not by making the backend unavailable
+    try {  // a bad TILEKIT_* environment is reported by the call that reads it, not by making the backend unavailable
       const int dmma = dmma_shape_for(props_);
       dgemm = dmma == 0 ? "SIMT FMA (FP64 tensor cores not used)"
                         : fmt::format("FP64 tensor cores (mma.sync {})", dmma == 16816 ? "m16n8k16" : "m8n8k4");
@@ -108,7 +108,7 @@ GpuBackend::GpuBackend(std::string name, int priority) : name_(std::move(name)),
     }
     info_.extra.push_back({"double gemm optimized", dgemm});
     std::string sgemm;
-    try {  // likewise a bad TILEKIT_SGEMM
+    try {  // likewise here
       sgemm = kSgemmVariants[sgemm_variant_for(props_)].name;
       sgemm += sgemm == std::string("sm80") ? " (gemm.cuh, two stages)" : " (gemm_sm90.cuh, cp.async stages)";
     } catch (const Error& err) {
@@ -206,7 +206,7 @@ double GpuBackend::time_seconds(const std::function<void()>& fn) {
   return double(ms) * 1e-3;
 }
 
-LaunchPlan GpuBackend::plan(Variant v, const Problem& p, const TileConfig& t) const {
+LaunchPlan GpuBackend::launch_plan(Variant v, const Problem& p, const TileConfig& t) const {
   // Without a device, plan for a datasheet device of the vendor this copy is compiled for
   // (an MI250X GCD for hip, an H200 for cuda) so that tile validation still answers, with
   // that vendor's limits (AMD: 64 KiB of LDS, no opt-in, 64-wide wavefronts).
@@ -218,12 +218,18 @@ LaunchPlan GpuBackend::plan(Variant v, const Problem& p, const TileConfig& t) co
   return plan_launch(available_ ? props_ : fallback, v, p, t);
 }
 
-TileConfig GpuBackend::resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const {
-  return plan(v, p, requested).tile;
+Plan GpuBackend::plan(Variant v, const Problem& p, const TileConfig& requested) const {
+  auto launch = std::make_shared<const LaunchPlan>(launch_plan(v, p, requested));
+  Plan pl;
+  pl.tile = launch->tile;
+  pl.detail = std::move(launch);
+  return pl;
 }
 
-std::string GpuBackend::describe_launch(Variant v, const Problem& p, const TileConfig& t) const {
-  const LaunchPlan pl = plan(v, p, t.is_auto() && v != Variant::naive ? resolve_tile(v, p, t) : t);
+std::string GpuBackend::describe_launch(const Plan& plan) const {
+  const LaunchPlan& pl = *plan.get<LaunchPlan>();
+  const Variant v = plan.variant;
+  const Problem& p = plan.problem;
   std::string occ = fmt::format("estimated {} blocks/SM ({:.0f}%, {}-limited)", pl.occupancy.blocks_per_sm,
                                 100 * pl.occupancy.fraction, pl.occupancy.limiter);
   if (available_) {
@@ -245,23 +251,23 @@ std::string GpuBackend::describe_launch(Variant v, const Problem& p, const TileC
                      pl.needs_optin ? " (opt-in)" : "", occ);
 }
 
-void GpuBackend::gemm(Variant v, const GemmArgs<float>& a, const TileConfig& t) {
-  launch_gemm(v, a, plan(v, {Op::gemm, DType::f32, a.m, a.n, a.k}, t), stream_);
+void GpuBackend::gemm(const Plan& pl, const GemmArgs<float>& a) {
+  launch_gemm(pl.variant, a, *pl.get<LaunchPlan>(), stream_);
 }
-void GpuBackend::gemm(Variant v, const GemmArgs<double>& a, const TileConfig& t) {
-  launch_gemm(v, a, plan(v, {Op::gemm, DType::f64, a.m, a.n, a.k}, t), stream_);
+void GpuBackend::gemm(const Plan& pl, const GemmArgs<double>& a) {
+  launch_gemm(pl.variant, a, *pl.get<LaunchPlan>(), stream_);
 }
-void GpuBackend::transpose(Variant v, const TransposeArgs<float>& a, const TileConfig& t) {
-  launch_transpose(v, a, plan(v, {Op::transpose, DType::f32, a.rows, a.cols, 0}, t), stream_);
+void GpuBackend::transpose(const Plan& pl, const TransposeArgs<float>& a) {
+  launch_transpose(pl.variant, a, *pl.get<LaunchPlan>(), stream_);
 }
-void GpuBackend::transpose(Variant v, const TransposeArgs<double>& a, const TileConfig& t) {
-  launch_transpose(v, a, plan(v, {Op::transpose, DType::f64, a.rows, a.cols, 0}, t), stream_);
+void GpuBackend::transpose(const Plan& pl, const TransposeArgs<double>& a) {
+  launch_transpose(pl.variant, a, *pl.get<LaunchPlan>(), stream_);
 }
-void GpuBackend::conv2d(Variant v, const Conv2dArgs<float>& a, const TileConfig& t) {
-  launch_conv2d(v, a, plan(v, {Op::conv2d, DType::f32, a.h, a.w, a.r}, t), stream_);
+void GpuBackend::conv2d(const Plan& pl, const Conv2dArgs<float>& a) {
+  launch_conv2d(pl.variant, a, *pl.get<LaunchPlan>(), stream_);
 }
-void GpuBackend::conv2d(Variant v, const Conv2dArgs<double>& a, const TileConfig& t) {
-  launch_conv2d(v, a, plan(v, {Op::conv2d, DType::f64, a.h, a.w, a.r}, t), stream_);
+void GpuBackend::conv2d(const Plan& pl, const Conv2dArgs<double>& a) {
+  launch_conv2d(pl.variant, a, *pl.get<LaunchPlan>(), stream_);
 }
 
 }  // namespace tilekit::gpu

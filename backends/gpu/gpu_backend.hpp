@@ -38,22 +38,24 @@ class GpuBackend : public Backend {
   std::size_t memory_available() const override;
   double time_seconds(const std::function<void()>& fn) override;
 
-  TileConfig resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const override;
-  std::string describe_launch(Variant v, const Problem& p, const TileConfig& t) const override;
+  // The plan's detail is the LaunchPlan the kernels launch with.
+  Plan plan(Variant v, const Problem& p, const TileConfig& requested) const override;
+  std::string describe_launch(const Plan& pl) const override;
   // Copy kernel and FFMA/DFMA chains (ceilings.cu).
   Ceilings measure_ceilings() override;
 
-  void gemm(Variant v, const GemmArgs<float>& a, const TileConfig& t) override;
-  void gemm(Variant v, const GemmArgs<double>& a, const TileConfig& t) override;
-  void transpose(Variant v, const TransposeArgs<float>& a, const TileConfig& t) override;
-  void transpose(Variant v, const TransposeArgs<double>& a, const TileConfig& t) override;
-  void conv2d(Variant v, const Conv2dArgs<float>& a, const TileConfig& t) override;
-  void conv2d(Variant v, const Conv2dArgs<double>& a, const TileConfig& t) override;
+  void gemm(const Plan& pl, const GemmArgs<float>& a) override;
+  void gemm(const Plan& pl, const GemmArgs<double>& a) override;
+  void transpose(const Plan& pl, const TransposeArgs<float>& a) override;
+  void transpose(const Plan& pl, const TransposeArgs<double>& a) override;
+  void conv2d(const Plan& pl, const Conv2dArgs<float>& a) override;
+  void conv2d(const Plan& pl, const Conv2dArgs<double>& a) override;
 
   const DeviceProps& props() const { return props_; }
   gpuStream_t stream() const { return stream_; }
-  // The plan a call with this (already resolved) tile is launched with.
-  LaunchPlan plan(Variant v, const Problem& p, const TileConfig& t) const;
+  // The launch plan_launch() gives this device (or, without one, the datasheet device of this
+  // build's vendor) for a call.
+  LaunchPlan launch_plan(Variant v, const Problem& p, const TileConfig& requested) const;
 
  protected:
   void require_available() const;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tilekit/ops.hpp"
+#include "tilekit/tunings.hpp"
 
 namespace tilekit::gpu {
 namespace {
@@ -175,13 +176,8 @@ std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t) {
 
 int dmma_shape_for(const DeviceProps& d) {
   if (!d.fp64_mma || d.warp_size != 32) return 0;
-  if (const char* e = std::getenv("TILEKIT_DMMA")) {
-    const std::string v(e);
-    if (v == "off") return 0;
-    if (v == "m8n8k4") return 884;
-    if (v == "m16n8k16") return 16816;
-    if (!v.empty()) throw Error("TILEKIT_DMMA='" + v + "': expected m8n8k4, m16n8k16 or off");
-  }
+  const int named = tuning_choice<int>("cuda.dgemm.mma", {{"auto", -1}, {"off", 0}, {"m8n8k4", 884}, {"m16n8k16", 16816}});
+  if (named >= 0) return named;
   // sm_90 has the 16 x 8 x 16 shape; the 8 x 8 x 4 one is sm_80's (on sm_90 it moves 4x the
   // accumulator registers per multiply-add).
   return d.cc_major >= 9 ? 16816 : 884;
@@ -191,20 +187,16 @@ namespace {
 bool runs_gemm_sm90(const DeviceProps& d) { return d.async_copy && d.cc_major >= 9 && d.warp_size == 32; }
 }  // namespace
 
-int sgemm_variant_for(const DeviceProps& d) {
-  if (!runs_gemm_sm90(d)) return 0;
-  if (const char* e = std::getenv("TILEKIT_SGEMM")) {
-    const std::string v(e);
-    if (v.empty() || v == "auto") return kSgemmDefault;
-    std::string names;
-    for (int i = 0; i < kSgemmVariantCount; ++i) {
-      if (v == kSgemmVariants[i].name) return i;
-      names += std::string(i ? ", " : "") + kSgemmVariants[i].name;
-    }
-    throw Error("TILEKIT_SGEMM='" + v + "': expected auto, " + names);
-  }
-  return kSgemmDefault;
+SgemmChoice sgemm_choice(const DeviceProps& d) {
+  if (!runs_gemm_sm90(d)) return {0, false};
+  const std::string v = tuning("cuda.sgemm.kernel");
+  if (v == "auto") return {kSgemmDefault, false};
+  const int i = sgemm_index(v.c_str());
+  if (i < 0) throw_unmapped_tuning("cuda.sgemm.kernel", v);  // listed by the registry, not compiled here
+  return {i, true};
 }
+
+int sgemm_variant_for(const DeviceProps& d) { return sgemm_choice(d).variant; }
 
 namespace {
 bool sgemm_tile_is(const SgemmVariant& v, int rows, int depth) { return v.rows == rows && v.depth == depth; }
@@ -213,7 +205,8 @@ bool sgemm_tile_is(const SgemmVariant& v, int rows, int depth) { return v.rows =
 int sgemm_with_tile(int sv, int rows, int depth) {
   if (sgemm_tile_is(kSgemmVariants[sv], rows, depth)) return sv;
   // The kernel of that tile most like sv: the same per-thread shape and K-loop options first,
-  // then the nearest number of stages (cub3efzs steps down to dual3efzs).
+  // then the nearest number of stages (cub3efzs steps down to dual3efzs). Only the variants this
+  // build compiled are candidates (a default build: the defaults and the explicit tiles' kernels).
   const SgemmVariant& w = kSgemmVariants[sv];
   auto distance = [&](const SgemmVariant& c) {
     const int unlike = (c.tm != w.tm || c.tn != w.tn) + (c.early != w.early) + (c.fast != w.fast) + (c.ku != w.ku) +
@@ -230,7 +223,7 @@ int sgemm_with_tile(int sv, int rows, int depth) {
   return best;
 }
 // Explicit tiles only gemm_sm90 compiles (256x128x16, 256x128x8, 128x128x32): they run it
-// whatever TILEKIT_SGEMM says.
+// whatever cuda.sgemm.kernel says.
 bool sgemm_only_tile(const TileConfig& t) {
   return t.cols == 128 && ((t.rows == 256 && (t.depth == 16 || t.depth == 8)) || (t.rows == 128 && t.depth == 32));
 }
@@ -238,12 +231,11 @@ bool sgemm_only_tile(const TileConfig& t) {
 
 ConvOptChoice conv2d_opt_choice(const DeviceProps& d) {
   ConvOptChoice c;
-  const char* e = std::getenv("TILEKIT_CONV_OPT");
-  // Unset: the measured best on NVIDIA (devices with cp.async: kConvOptDefault); elsewhere
-  // (AMD, not measured) the one-tile kernel with vector-padded rows.
-  std::string v = e && *e ? std::string(e) : d.async_copy ? std::string(kConvOptDefault) : std::string("tile");
-  const std::string bad = "TILEKIT_CONV_OPT='" + v +
-                          "': expected tile, aligned, aligned-occ or aligned[<N>][-lines][-split][-tma][-pf] (N a multiple of 8)";
+  // auto: the measured best on NVIDIA (devices with cp.async: kConvOptDefault); elsewhere (AMD,
+  // not measured) the one-tile kernel with vector-padded rows. The registry has checked the value.
+  std::string v = tuning("gpu.conv2d.optimized");
+  if (v == "auto") v = d.async_copy ? std::string(kConvOptDefault) : std::string("tile");
+  const std::string bad = "gpu.conv2d.optimized=" + v + ": expected tile or aligned[<N>][-lines][-split][-tma][-pf]";
   if (v == "tile") return c;
   c.aligned = true;
   if (v == "aligned") return c;
@@ -326,7 +318,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         if (shape == 0)
           throw Error("gemm optimized tile " + t.str() + " (double) runs on FP64 tensor cores (mma.sync f64, NVIDIA " +
                       "sm_80 or later, cuda backend), which " + (d.name.empty() ? std::string("the device") : d.name) +
-                      " lacks" + (d.fp64_mma ? std::string(" under TILEKIT_DMMA=off") : std::string()) +
+                      " lacks" + (d.fp64_mma ? std::string(" under cuda.dgemm.mma=off") : std::string()) +
                       "; its SIMT tiles are 8 deep");
         pl.smem_bytes = dmma_smem_bytes(t.rows, t.cols);
         if (pl.smem_bytes > optin_limit(d))
@@ -344,21 +336,21 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                     (shape == 16816 ? "m16n8k16" : "m8n8k4") + ", " + std::to_string(wm) + "x" + std::to_string(wn) +
                     " warps of " + std::to_string(t.rows / wm) + "x" + std::to_string(t.cols / wn) + ", " +
                     std::to_string(kDmmaStages) + " cp.async stages>";
-      } else if (const int sv0 = f64 ? 0 : sgemm_variant_for(d);
+      } else if (const SgemmChoice sc = f64 ? SgemmChoice{0, false} : sgemm_choice(d);
                  !f64 && runs_gemm_sm90(d) &&
-                 ((sv0 != 0 && (req.is_auto() || (req.rows == 128 && req.cols == 128 &&
-                                                   (req.depth == 16 || req.depth == kSgemmVariants[sv0].depth)))) ||
+                 ((sc.variant != 0 && (req.is_auto() || (req.rows == 128 && req.cols == 128 &&
+                                                   (req.depth == 16 || req.depth == kSgemmVariants[sc.variant].depth)))) ||
                   sgemm_only_tile(req))) {
         // The float gemm of sm_90 (gemm_sm90.cuh). Automatic: the variant's tile while it gives
         // every SM a block, else its 128x128 form, else gemm.cuh's 64x64 kernel.
-        int sv = sv0 != 0 ? sv0 : 2;  // (warp3 stands in for the stages under sm80)
+        // (under sm80 an explicit tile only gemm_sm90 has runs the default's kernel of that tile)
+        int sv = sc.variant != 0 ? sc.variant : kSgemmDefault;
         TileConfig t = req;
         auto blocks = [&](int rows, int cols) { return ((p.m + rows - 1) / rows) * ((p.n + cols - 1) / cols); };
         if (t.is_auto()) {
-          // A variant named by TILEKIT_SGEMM runs at every size (so the conformance suite's
+          // A variant named by cuda.sgemm.kernel runs at every size (so the conformance suite's
           // small shapes exercise it); the default steps down for small problems.
-          const char* env = std::getenv("TILEKIT_SGEMM");
-          const bool named = env != nullptr && *env != '\0' && std::string(env) != "auto";
+          const bool named = sc.named;
           if (!named && blocks(kSgemmVariants[sv].rows, 128) < d.sm_count) sv = sgemm_with_tile(sv, 128, 16);
           if (!named && blocks(128, 128) < d.sm_count) return plan_launch(d, v, p, TileConfig{64, 64, 8});
         } else {
@@ -487,7 +479,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         auto optimized_smem = [&](const TileConfig& t) {
           return std::size_t(t.rows + p.k - 1) * std::size_t(t.cols + 2 * conv2d_optimized_pad(int(p.k), int(e))) * e;
         };
-        // TILEKIT_CONV_OPT, for the kernels it selects (float and double, R <= 9, unrolled).
+        // gpu.conv2d.optimized, for the kernels it selects (float and double, R <= 9, unrolled).
         const ConvOptChoice oc =
             opt && unrolled && p.k <= kConvAlignedMaxFilter ? conv2d_opt_choice(d) : ConvOptChoice{};
         TileConfig t = req;
@@ -579,7 +571,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                            : std::string()) +
                       ", tile layer" + (d.async_copy ? ", asynchronous loads" : "") + ">";
         if (oc.aligned) {
-          // TILEKIT_CONV_OPT (conv2d.cuh): rows padded to 32-byte sectors, on the automatic tile
+          // gpu.conv2d.optimized (conv2d.cuh): rows padded to 32-byte sectors, on the automatic tile
           // or (aligned<N>) an N x 128 one; an explicit tile keeps its shape (the library passes
           // the resolved tile back on every call: the same plan).
           const int unit = 32 / int(e);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "tilekit/backend.hpp"
+#include "tilekit/config.hpp"  // TILEKIT_HAS_SWEEPS: the measured alternatives are compiled too
 
 namespace tilekit::gpu {
 
@@ -100,16 +101,17 @@ constexpr std::size_t dmma_smem_bytes(int bm, int bn) {
 // 2 x 2 of 32 x 32 for 64 x 64.
 constexpr int dmma_warps_m(int bm, int bn) { return bm == 128 && bn == 64 ? 4 : 2; }
 constexpr int dmma_warps_n(int bm, int bn) { return bm == 128 && bn == 128 ? 4 : 2; }
-// Which DMMA shape the plan picks: TILEKIT_DMMA=m8n8k4 / m16n8k16 / off overrides the choice by
-// compute capability (a measuring knob, read at every plan; "off" gives the SIMT kernel).
+// Which DMMA shape the plan picks: the tuning cuda.dgemm.mma (m8n8k4 / m16n8k16 / off, sweep
+// values; "off" gives the SIMT kernel) overrides the choice by compute capability.
 int dmma_shape_for(const DeviceProps& d);
 
-// The float optimized gemm's kernels, by the name TILEKIT_SGEMM gives them: "sm80" is gemm.cuh's
-// two-stage kernel (the path of AMD and of NVIDIA before sm_90); the others are
+// The float optimized gemm's kernels, by the name the tuning cuda.sgemm.kernel gives them: "sm80"
+// is gemm.cuh's two-stage kernel (the path of AMD and of NVIDIA before sm_90); the others are
 // backends/gpu/gemm_sm90.cuh's (cuda, sm_90+): both operands by cp.async, `stages` shared stages,
 // threads of `tm` x `tn` outputs in warps of 4 tm x 8 tn (sgemm_threads of them): 256 threads
-// (warp, big) or 128 (dual: two blocks of 16x8 threads per SM). Their measurements:
-// docs/design/gpu-sgemm-sm90-kernel.md, docs/design/gpu-sgemm-steady-spread.md.
+// (256 rows, one block an SM) or 128 (128 rows with 16x8 a thread: two blocks an SM). Their
+// measurements: docs/design/gpu-sgemm-sm90-kernel.md, docs/design/gpu-sgemm-steady-spread.md.
+// gemm.cu instantiates every entry from this table (sm90_kernel).
 struct SgemmVariant {
   const char* name;
   int rows, cols, depth, stages, tm, tn;
@@ -121,28 +123,25 @@ struct SgemmVariant {
   bool steady = true;  // fast blocks' whole steps in a loop with no condition (gemm_sm90.cuh's kSteady)
   bool spread = false; // ... their copies spread over the step's K indices (gemm_sm90.cuh's kSpread)
 };
+// A default build compiles the default (dual3efzs), the kernels an explicit tile only gemm_sm90
+// has runs (256x128x8: cub3efzs, the shape kokkos runs; 256x128x16: big3ef; 128x128x32: ddual3)
+// and gemm.cuh's ("sm80"). A sweep build adds the close competitors the design notes measured:
+// the same K loop without the spread copies (dual3efz, cub3efz) and with the steps behind their
+// conditions (cub3efzb, the A/B baseline). The other variants measured lost clearly and were
+// removed (git history has them).
 inline constexpr SgemmVariant kSgemmVariants[] = {
-    {"sm80", 128, 128, 16, 2, 8, 8},   {"warp2", 128, 128, 16, 2, 8, 8},  {"warp3", 128, 128, 16, 3, 8, 8},
-    {"warp4", 128, 128, 16, 4, 8, 8},  {"big3", 256, 128, 16, 3, 16, 8},  {"big4", 256, 128, 16, 4, 16, 8},
-    {"dual3", 128, 128, 16, 3, 16, 8}, {"dual4", 128, 128, 16, 4, 16, 8}, {"deep3", 128, 128, 32, 3, 8, 8},
-    {"ddual3", 128, 128, 32, 3, 16, 8}, {"warp3e", 128, 128, 16, 3, 8, 8, true}, {"dual3e", 128, 128, 16, 3, 16, 8, true},
-    {"warp3f", 128, 128, 16, 3, 8, 8, false, true}, {"dual3f", 128, 128, 16, 3, 16, 8, false, true},
-    {"dual3ef", 128, 128, 16, 3, 16, 8, true, true}, {"big3f", 256, 128, 16, 3, 16, 8, false, true},
-    {"dual3fu4", 128, 128, 16, 3, 16, 8, false, true, 4}, {"dual3efu4", 128, 128, 16, 3, 16, 8, true, true, 4},
-    {"dual3fu8", 128, 128, 16, 3, 16, 8, false, true, 8}, {"dual3fu2", 128, 128, 16, 3, 16, 8, false, true, 2},
-    // cuBLAS's own shape (256x128x8, 3 stages, 8 warps of 64x64, one block per SM),
-    // fragments two K indices ahead (the "2" suffix), FFMAs in zigzag order ("z").
-    {"big3ef", 256, 128, 16, 3, 16, 8, true, true}, {"cub3f", 256, 128, 8, 3, 16, 8, false, true},
-    {"cub3ef", 256, 128, 8, 3, 16, 8, true, true},  {"cub4ef", 256, 128, 8, 4, 16, 8, true, true},
-    {"cub3ef2", 256, 128, 8, 3, 16, 8, true, true, 0, 2}, {"dual3ef8", 128, 128, 8, 3, 16, 8, true, true},
-    {"dual3efz", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true}, {"cub3efz", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true},
-    {"dual3f2", 128, 128, 16, 3, 16, 8, false, true, 0, 2}, {"cub3f2", 256, 128, 8, 3, 16, 8, false, true, 0, 2},
-    // Every variant above with fast copies runs its steady steps in a loop of their own;
-    // "cub3efzb" keeps the copies behind conditions in every step, for comparison.
-    {"cub3efzb", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true, false},
+    {"sm80", 128, 128, 16, 2, 8, 8},
     // "s": the steady steps' copies spread over the step's K indices, one or two per index.
-    {"cub3efzs", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true, true, true},
     {"dual3efzs", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true, true, true},
+    {"cub3efzs", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true, true, true},
+    {"big3ef", 256, 128, 16, 3, 16, 8, true, true},
+    {"ddual3", 128, 128, 32, 3, 16, 8},
+#ifdef TILEKIT_HAS_SWEEPS
+    {"dual3efz", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true},
+    {"cub3efz", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true},
+    // The steady steps off: the copies behind conditions in every step.
+    {"cub3efzb", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true, false},
+#endif
 };
 inline constexpr int kSgemmVariantCount = int(sizeof(kSgemmVariants) / sizeof(kSgemmVariants[0]));
 inline constexpr int kSgemmPadA = 4;
@@ -156,7 +155,7 @@ constexpr int sgemm_index(const char* name) {
     if (sgemm_name_is(kSgemmVariants[i].name, name)) return i;
   return -1;
 }
-// What the plan takes on sm_90 when TILEKIT_SGEMM is unset (docs/design/gpu-sgemm-steady-spread.md):
+// What the plan takes on sm_90 by default (docs/design/gpu-sgemm-steady-spread.md):
 // the steady steps with their copies spread, at 128x128 (two blocks an SM): 98% of cuBLAS at 4096
 // and 99.5% at 8192 on an H100, its 256x128 form cub3efzs 97-98% and cub3efz (the steps behind
 // their conditions) 91-93% in the same runs. Problems with fewer 128x128 blocks than SMs run
@@ -173,8 +172,14 @@ constexpr int sgemm_regs(const SgemmVariant& v) {
 constexpr std::size_t sgemm_smem_bytes(int bm, int bn, int bk, int stages) {
   return std::size_t(stages) * bk * std::size_t(bm + kSgemmPadA + bn) * 4;
 }
-// The float optimized gemm kernel for this device: TILEKIT_SGEMM=<name> overrides the default
-// on devices that run gemm_sm90.cuh (NVIDIA sm_90+); elsewhere always 0. An unknown name throws.
+// The float optimized gemm kernel for this device: the tuning cuda.sgemm.kernel (sweep values)
+// overrides the default on devices that run gemm_sm90.cuh (NVIDIA sm_90+); elsewhere always 0.
+// `named`: a kernel was named, and runs at every size.
+struct SgemmChoice {
+  int variant = 0;
+  bool named = false;
+};
+SgemmChoice sgemm_choice(const DeviceProps& d);
 int sgemm_variant_for(const DeviceProps& d);
 
 // conv2d: the optimized kernel is unrolled for filters up to this size; larger filters run
@@ -201,7 +206,8 @@ struct ConvTiledChoice {
 constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_copy) {
   return {async_copy && elem_bytes == 8 && r == 5 ? 16 : kConvTiledRowsPerThread};
 }
-// conv2d optimized, TILEKIT_CONV_OPT (a measuring knob, read at every plan):
+// conv2d optimized, the tuning gpu.conv2d.optimized (auto: kConvOptDefault on NVIDIA devices
+// with cp.async, tile elsewhere; every other value is a sweep value):
 //   tile            the one-tile kernel, window rows padded to 16-byte vectors
 //   aligned         the one-tile kernel, window rows padded to 32-byte sectors each side
 //   aligned-occ     the same, registers capped at 48 (launch bounds) for float R = 3 and 5
@@ -232,7 +238,7 @@ struct ConvOptChoice {
   bool tma = false;       // aligned-tma
 };
 ConvOptChoice conv2d_opt_choice(const DeviceProps& d);
-// What an unset TILEKIT_CONV_OPT means on NVIDIA devices with cp.async: the measured best.
+// What gpu.conv2d.optimized=auto means on NVIDIA devices with cp.async: the measured best.
 inline constexpr const char* kConvOptDefault = "aligned-lines";  // docs/design/gpu-conv2d-optimized-window.md
 inline constexpr int kConvAlignedMaxFilter = 9;
 constexpr int conv2d_optimized_pad(int r, int elem_bytes) {

@@ -111,7 +111,8 @@ double kokkos_fma_gflops(std::int64_t items, int iters) {
 
 NaiveMode naive_mode(NaiveMode fallback) {
   if (!exec_on_gpu()) return NaiveMode::mdrange;
-  return env_choice("TILEKIT_KOKKOS_NAIVE", {{"mdrange", NaiveMode::mdrange}, {"team", NaiveMode::team}}, fallback);
+  return tuning_choice<NaiveMode>("kokkos.naive.launch",
+                                  {{"auto", fallback}, {"mdrange", NaiveMode::mdrange}, {"team", NaiveMode::team}});
 }
 
 namespace {
@@ -216,14 +217,13 @@ class KokkosBackend final : public Backend {
   int priority() const override { return exec_on_gpu() ? 80 : 20; }
 
   static std::size_t matrix_alignment() {
-    return env_choice("TILEKIT_KOKKOS_ALIGN", {{"256", std::size_t(256)}, {"4096", std::size_t(4096)}, {"kokkos", std::size_t(0)}},
-                      std::size_t(256));
+    return tuning_choice<std::size_t>("kokkos.align", {{"256", 256}, {"4096", 4096}, {"kokkos", 0}});
   }
   // Matrices start on a 256-byte boundary, as cudaMalloc's do. kokkos_malloc's own pointers sit
   // 128 bytes into the allocation (after Kokkos' allocation header): a 64-wide float tile row
   // then straddles two 256-byte DRAM blocks, and the H200 transpose ran at 0.92 of the cuda
-  // backend's same kernel (docs/design/kokkos-matrix-alignment.md). TILEKIT_KOKKOS_ALIGN = 256
-  // (default) | 4096 | kokkos (kokkos_malloc's pointer as it is), a measurement knob.
+  // backend's same kernel (docs/design/kokkos-matrix-alignment.md). The tuning kokkos.align =
+  // 256 (default) | 4096 | kokkos (kokkos_malloc's pointer as it is; sweep values).
   void* allocate(std::size_t bytes) override {
     const std::size_t align = matrix_alignment();
     try {
@@ -297,12 +297,12 @@ class KokkosBackend final : public Backend {
   // On Kokkos::Cuda: the device time between two CUDA events on the stream of Kokkos' default
   // instance, behind the same hold (../gpu/stream_hold.cuh), as the cuda backend times its
   // kernels, so that the two backends' figures compare kernels with kernels. The host clock
-  // around launch and fence (TILEKIT_KOKKOS_TIMER=host, and every host space) adds Kokkos' launch
+  // around launch and fence (the tuning kokkos.timer=host, and every host space) adds Kokkos' launch
   // and the fence's wake-up, 6-17 us on the H200: ~10% of an 8192^2 transpose
   // (docs/design/gpu-timing-stream-hold.md). Kokkos has no portable device timer.
   double time_seconds(const std::function<void()>& fn) override {
 #if defined(KOKKOS_ENABLE_CUDA)
-    const bool events = env_choice("TILEKIT_KOKKOS_TIMER", {{"events", true}, {"host", false}}, true);
+    const bool events = tuning_choice<bool>("kokkos.timer", {{"events", true}, {"host", false}});
     if (exec_is_cuda() && events) {
       auto check = [](cudaError_t r, const char* what) {
         if (r != cudaSuccess) throw DeviceError(std::string("kokkos backend: ") + what + ": " + cudaGetErrorString(r));
@@ -394,35 +394,29 @@ class KokkosBackend final : public Backend {
     });
   }
 
-  TileConfig resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const override {
+  Plan plan(Variant v, const Problem& p, const TileConfig& requested) const override {
     switch (p.op) {
-      case Op::gemm: return gemm_tile(v, p, requested);
-      case Op::transpose: return transpose_tile(v, p, requested);
-      case Op::conv2d: return conv2d_tile(v, p, requested);
+      case Op::gemm: return gemm_plan(v, p, requested);
+      case Op::transpose: return transpose_plan(v, p, requested);
+      case Op::conv2d: return conv2d_plan(v, p, requested);
     }
     return {};
   }
-  std::string describe_launch(Variant v, const Problem& p, const TileConfig& t) const override {
-    switch (p.op) {
-      case Op::gemm: return describe(gemm_launch(v, p, t));
-      case Op::transpose: return describe(transpose_launch(v, p, t));
-      case Op::conv2d: return describe(conv2d_launch(v, p, t));
-    }
-    return {};
+  std::string describe_launch(const Plan& pl) const override {
+    const OpPlan* op = pl.get<OpPlan>();
+    return op ? describe(op->launch) : std::string();
   }
 
-  void gemm(Variant v, const GemmArgs<float>& a, const TileConfig& t) override { run("gemm", [&] { kokkos::gemm(v, a, t); }); }
-  void gemm(Variant v, const GemmArgs<double>& a, const TileConfig& t) override { run("gemm", [&] { kokkos::gemm(v, a, t); }); }
-  void transpose(Variant v, const TransposeArgs<float>& a, const TileConfig& t) override {
-    run("transpose", [&] { kokkos::transpose(v, a, t); });
+  void gemm(const Plan& pl, const GemmArgs<float>& a) override { run("gemm", [&] { kokkos::gemm(pl, a); }); }
+  void gemm(const Plan& pl, const GemmArgs<double>& a) override { run("gemm", [&] { kokkos::gemm(pl, a); }); }
+  void transpose(const Plan& pl, const TransposeArgs<float>& a) override {
+    run("transpose", [&] { kokkos::transpose(pl, a); });
   }
-  void transpose(Variant v, const TransposeArgs<double>& a, const TileConfig& t) override {
-    run("transpose", [&] { kokkos::transpose(v, a, t); });
+  void transpose(const Plan& pl, const TransposeArgs<double>& a) override {
+    run("transpose", [&] { kokkos::transpose(pl, a); });
   }
-  void conv2d(Variant v, const Conv2dArgs<float>& a, const TileConfig& t) override { run("conv2d", [&] { kokkos::conv2d(v, a, t); }); }
-  void conv2d(Variant v, const Conv2dArgs<double>& a, const TileConfig& t) override {
-    run("conv2d", [&] { kokkos::conv2d(v, a, t); });
-  }
+  void conv2d(const Plan& pl, const Conv2dArgs<float>& a) override { run("conv2d", [&] { kokkos::conv2d(pl, a); }); }
+  void conv2d(const Plan& pl, const Conv2dArgs<double>& a) override { run("conv2d", [&] { kokkos::conv2d(pl, a); }); }
 
  private:
   template <class F>

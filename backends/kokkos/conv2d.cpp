@@ -10,10 +10,10 @@
 //              CUDA) or whole 16-byte vectors and loaded as vectors, a team thread (= a CUDA
 //              thread) computing 8 rows x one 16-byte vector of columns from whole aligned vectors
 //              of the window, vector stores. Filter sizes 1, 3, 5, 7 compiled in. What Kokkos
-//              cannot say portably (cp.async, the __constant__ filter) is selectable on CUDA
-//              (TILEKIT_KOKKOS_CONV_LOAD / _FILTER, docs/design/kokkos-conv2d-optimized.md). Other
-//              filters and tiles, and TILEKIT_KOKKOS_CONV=strips, run the strip kernel (ConvTeam:
-//              filter in scratch, P vertically adjacent outputs per thread).
+//              cannot say portably (cp.async, the __constant__ filter) is used on CUDA
+//              (the kokkos.conv2d.* tunings, docs/design/kokkos-conv2d-optimized.md). Other
+//              filters and tiles (and in sweep builds kokkos.conv2d.kernel=strips) run the strip
+//              kernel (ConvTeam: filter in scratch, P vertically adjacent outputs per thread).
 #include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
@@ -37,10 +37,11 @@ struct ConvView {
         ld_out(int(a.ld_out)), r(a.r) {}
 };
 
+// `league`: the plan's team launch (sweep builds; 0: MDRange).
 template <class T>
-void conv2d_naive(const Conv2dArgs<T>& args) {
+void conv2d_naive(const Conv2dArgs<T>& args, index_t league) {
   const ConvView<T> a(args);
-  naive_for(
+  naive_for<kSweeps>(
       "tilekit::kokkos::conv2d_naive", a.w, a.h, KOKKOS_LAMBDA(const int j, const int i) {
         const int half = a.r / 2;
         T acc = 0;
@@ -53,7 +54,8 @@ void conv2d_naive(const Conv2dArgs<T>& args) {
           }
         }
         a.out[i * a.ld_out + j] = acc;
-      });
+      },
+      league);
 }
 
 // P output rows per thread: 1 for tiled, more for optimized (which also stages the filter).
@@ -170,7 +172,7 @@ struct ConvTeam {
 
 // ---- the optimized kernel in the cuda backend's form
 #if defined(KOKKOS_ENABLE_CUDA)
-// The filter in CUDA constant memory, as the cuda backend keeps it (TILEKIT_KOKKOS_CONV_FILTER=
+// The filter in CUDA constant memory, as the cuda backend keeps it (kokkos.conv2d.filter=
 // constant): Kokkos has no constant memory space, so this is CUDA beside Kokkos, copied on the
 // stream of Kokkos' default instance before the launch that reads it.
 constexpr int kConstTaps = 7 * 7;
@@ -376,24 +378,26 @@ struct ConvBlock {
 
 constexpr int kBlockCols = 128, kBlockRows = 32, kBlockRowsPerThread = 8;
 
-// Which optimized kernel runs (measurement knobs, read at every call): TILEKIT_KOKKOS_CONV=block
-// (default) | strips; TILEKIT_KOKKOS_CONV_LOAD=regs | async; TILEKIT_KOKKOS_CONV_FILTER=regs |
-// constant. The defaults are the measured best (docs/design/kokkos-conv2d-optimized.md).
+// Which optimized kernel runs (the tunings kokkos.conv2d.kernel = block (default) | strips;
+// kokkos.conv2d.load = auto | regs | async; kokkos.conv2d.filter = auto | regs | constant; every
+// value but the default a sweep value), read by the plan. The defaults are the measured best
+// (docs/design/kokkos-conv2d-optimized.md).
 enum class ConvMode { block, strips };
 inline ConvMode conv_mode() {
-  return env_choice("TILEKIT_KOKKOS_CONV", {{"block", ConvMode::block}, {"strips", ConvMode::strips}}, ConvMode::block);
+  return tuning_choice<ConvMode>("kokkos.conv2d.kernel", {{"block", ConvMode::block}, {"strips", ConvMode::strips}});
 }
-// Defaults (H200, 8192^2 float, kokkos / cuda same run): R = 3 regs + regs 101% (async +
-// constant 98%); R = 5 async + constant 95-96% (regs + regs 92%). Only Kokkos::Cuda reads them.
+// auto (H200, 8192^2 float, kokkos / cuda same run): R = 3 regs + regs 101% (async + constant
+// 98%); R = 5 async + constant 95-96% (regs + regs 92%). Only Kokkos::Cuda reads them.
 inline ConvLoad conv_load(int r) {
-  return env_choice("TILEKIT_KOKKOS_CONV_LOAD", {{"regs", ConvLoad::regs}, {"async", ConvLoad::async}},
-                    r >= 5 ? ConvLoad::async : ConvLoad::regs);
+  const ConvLoad fallback = r >= 5 ? ConvLoad::async : ConvLoad::regs;
+  return tuning_choice<ConvLoad>("kokkos.conv2d.load", {{"auto", fallback}, {"regs", ConvLoad::regs}, {"async", ConvLoad::async}});
 }
 inline ConvFilter conv_filter(int r) {
-  return env_choice("TILEKIT_KOKKOS_CONV_FILTER", {{"regs", ConvFilter::regs}, {"constant", ConvFilter::constant}},
-                    r >= 5 ? ConvFilter::constant : ConvFilter::regs);
+  const ConvFilter fallback = r >= 5 ? ConvFilter::constant : ConvFilter::regs;
+  return tuning_choice<ConvFilter>("kokkos.conv2d.filter",
+                                   {{"auto", fallback}, {"regs", ConvFilter::regs}, {"constant", ConvFilter::constant}});
 }
-// The window's layout (TILEKIT_KOKKOS_CONV_WINDOW; Kokkos::Cuda, R = 3 and 5, vector images):
+// The window's layout (kokkos.conv2d.window; Kokkos::Cuda, R = 3 and 5, vector images):
 // vector (rows padded to 16-byte vectors, copied row-major), aligned (padded to 32-byte sectors),
 // lines (sectors, each row's tile columns copied first: the cuda backend's default, aligned-lines).
 // aligned and lines run with the asynchronous copies and the filter in constant memory.
@@ -404,14 +408,13 @@ enum class ConvWindow { vector, aligned, lines };
 inline constexpr ConvWindow kConvWindowDefault = ConvWindow::lines;
 inline ConvWindow conv_window(int r) {
   if (!exec_is_cuda()) return ConvWindow::vector;
-  const ConvWindow w = env_choice("TILEKIT_KOKKOS_CONV_WINDOW",
-                                  {{"vector", ConvWindow::vector}, {"aligned", ConvWindow::aligned}, {"lines", ConvWindow::lines}},
-                                  kConvWindowDefault);
+  const ConvWindow w = tuning_choice<ConvWindow>(
+      "kokkos.conv2d.window", {{"vector", ConvWindow::vector}, {"aligned", ConvWindow::aligned}, {"lines", ConvWindow::lines}});
   return r == 3 || r == 5 ? w : ConvWindow::vector;
 }
-// What the block kernel runs for filter size r on Kokkos::Cuda: the knobs above, with the pairs
-// only instantiated together (R = 1, 7; the sector-padded windows) forced to them. The launch and
-// the plan's description both read it.
+// What the block kernel runs for filter size r on Kokkos::Cuda: the tunings above, with the pairs
+// only instantiated together (R = 1, 7; the sector-padded windows) forced to them. The plan
+// decides it; the launch follows the plan.
 struct ConvChoice {
   bool async, constant;
   ConvWindow win;
@@ -443,7 +446,7 @@ std::size_t block_scratch(int r, int tr) {
   return kScratchAlign + align_up(sizeof(T) * std::size_t(tr + r - 1) * std::size_t(kBlockCols + 2 * pad));
 }
 
-// The register budget of TILEKIT_KOKKOS_CONV_BOUNDS=occ (in teams of 256 threads per SM): the
+// The register budget of kokkos.conv2d.bounds=occ (a sweep value; in teams of 256 threads per SM): the
 // cuda kernel's residency (resource-usage.md: float 48 registers at R <= 5). `none`:
 // LaunchBounds<256, 0>, the cuda kernel's declaration. ptxas, sm_90, unbounded: float 61-64
 // registers at R = 3, 5 (cuda: 48), 64 at R = 7 (cuda: 64); double 50-62 at R <= 5 (cuda: 50-62),
@@ -455,9 +458,16 @@ constexpr int conv_min_blocks() {
 }
 enum class ConvBounds { none, occ };
 inline ConvBounds conv_bounds() {
-  return env_choice("TILEKIT_KOKKOS_CONV_BOUNDS", {{"none", ConvBounds::none}, {"occ", ConvBounds::occ}},
-                    ConvBounds::none);
+  return tuning_choice<ConvBounds>("kokkos.conv2d.bounds", {{"none", ConvBounds::none}, {"occ", ConvBounds::occ}});
 }
+
+// The plan's detail: the launch, and which kernel with which options.
+struct ConvPlan : OpPlan {
+  bool block = false;           // optimized: ConvBlock (else ConvTeam)
+  ConvChoice choice{false, false, ConvWindow::vector};  // ... its load, filter and window
+  bool bounds_occ = false;      // ... registers bounded (kokkos.conv2d.bounds=occ)
+  index_t naive_league = 0;     // naive: the team launch's league (0: MDRange)
+};
 
 template <class T, int R, bool kVec, ConvLoad L, ConvFilter F, int MinB, int PU, bool kLines>
 void launch_block_kernel(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
@@ -467,21 +477,25 @@ void launch_block_kernel(const Conv2dArgs<T>& args, const TileConfig& t, int lea
   Kokkos::parallel_for("tilekit::kokkos::conv2d_optimized_block", p, K{ConvView<T>(args), t.rows, tiles(args.w, t.cols)});
 }
 template <class T, int R, bool kVec, ConvLoad L, ConvFilter F, int PU = Pack<T>::W, bool kLines = false>
-void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
-  if (exec_is_cuda() && conv_bounds() == ConvBounds::occ)
-    return launch_block_kernel<T, R, kVec, L, F, conv_min_blocks<T, R>(), PU, kLines>(args, t, league);
-  launch_block_kernel<T, R, kVec, L, F, 0, PU, kLines>(args, t, league);
+void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, const ConvPlan& cp) {
+  if constexpr (kSweeps) {  // the bounded kernels: sweep builds only
+    if (exec_is_cuda() && cp.bounds_occ)
+      return launch_block_kernel<T, R, kVec, L, F, conv_min_blocks<T, R>(), PU, kLines>(args, t, cp.launch.league);
+  }
+  launch_block_kernel<T, R, kVec, L, F, 0, PU, kLines>(args, t, cp.launch.league);
 }
 
 // Filters 3 and 5 (the measured ones) get every load x filter x bounds combination, and the
 // sector-padded windows (with the asynchronous copies and the filter in constant memory, the cuda
-// kernel's pair); 1 and 7 the portable pair and cuda's pair.
+// kernel's pair); 1 and 7 the portable pair and cuda's pair. A default build compiles what the
+// defaults run: on Kokkos::Cuda the lines window at R = 3 and 5, the portable pair at R = 1 and
+// cuda's pair at R = 7 (elsewhere the portable pair); and the element-wise kernel for every R.
 template <class T, int R>
-void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
-  if (!block_vectorizable(args)) return launch_block<T, R, false, ConvLoad::regs, ConvFilter::regs>(args, t, league);
+void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, const ConvPlan& cp) {
+  if (!block_vectorizable(args)) return launch_block<T, R, false, ConvLoad::regs, ConvFilter::regs>(args, t, cp);
 #if defined(KOKKOS_ENABLE_CUDA)
   if (exec_is_cuda()) {
-    const auto [async, constant, win] = conv_choice(R);
+    const auto [async, constant, win] = cp.choice;
     if (constant) {
       const std::size_t bytes = std::size_t(R) * R * sizeof(T);
       const cudaError_t e = sizeof(T) == 4 ? cudaMemcpyToSymbolAsync(conv_const_f32, args.filter, bytes, 0,
@@ -492,28 +506,33 @@ void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
     }
     if constexpr (R == 3 || R == 5) {
       constexpr int kSector = 32 / int(sizeof(T));
-      if (win == ConvWindow::aligned)
-        return launch_block<T, R, true, ConvLoad::async, ConvFilter::constant, kSector, false>(args, t, league);
       if (win == ConvWindow::lines)
-        return launch_block<T, R, true, ConvLoad::async, ConvFilter::constant, kSector, true>(args, t, league);
+        return launch_block<T, R, true, ConvLoad::async, ConvFilter::constant, kSector, true>(args, t, cp);
+      if constexpr (kSweeps) {
+        if (win == ConvWindow::aligned)
+          return launch_block<T, R, true, ConvLoad::async, ConvFilter::constant, kSector, false>(args, t, cp);
+      }
     }
-    if (async && constant) return launch_block<T, R, true, ConvLoad::async, ConvFilter::constant>(args, t, league);
-    if constexpr (R == 3 || R == 5) {
-      if (async) return launch_block<T, R, true, ConvLoad::async, ConvFilter::regs>(args, t, league);
-      if (constant) return launch_block<T, R, true, ConvLoad::regs, ConvFilter::constant>(args, t, league);
+    if constexpr (R == 7 || kSweeps) {
+      if (async && constant) return launch_block<T, R, true, ConvLoad::async, ConvFilter::constant>(args, t, cp);
     }
+    if constexpr ((R == 3 || R == 5) && kSweeps) {
+      if (async) return launch_block<T, R, true, ConvLoad::async, ConvFilter::regs>(args, t, cp);
+      if (constant) return launch_block<T, R, true, ConvLoad::regs, ConvFilter::constant>(args, t, cp);
+    }
+    if constexpr (R != 1 && !kSweeps) throw Error("kokkos conv2d: the plan names a kernel this build does not have");
   }
 #endif
-  launch_block<T, R, true, ConvLoad::regs, ConvFilter::regs>(args, t, league);
+  if constexpr (!exec_is_cuda() || R == 1 || kSweeps) launch_block<T, R, true, ConvLoad::regs, ConvFilter::regs>(args, t, cp);
 }
 
 template <class T>
-void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, int league) {
+void launch_block(const Conv2dArgs<T>& args, const TileConfig& t, const ConvPlan& cp) {
   switch (args.r) {
-    case 1: return launch_block<T, 1>(args, t, league);
-    case 3: return launch_block<T, 3>(args, t, league);
-    case 5: return launch_block<T, 5>(args, t, league);
-    default: return launch_block<T, 7>(args, t, league);  // runs_block() admits 1, 3, 5, 7
+    case 1: return launch_block<T, 1>(args, t, cp);
+    case 3: return launch_block<T, 3>(args, t, cp);
+    case 5: return launch_block<T, 5>(args, t, cp);
+    default: return launch_block<T, 7>(args, t, cp);  // runs_block() admits 1, 3, 5, 7
   }
 }
 
@@ -547,14 +566,21 @@ tile::Dim2 tiled_lanes(const TileConfig& t) {
 }
 
 template <class T>
-Launch plan(Variant v, const Problem& p, const TileConfig& t) {
+ConvPlan plan(Variant v, const Problem& p, const TileConfig& t) {
+  ConvPlan pl;
+  Launch& l = pl.launch;
   if (v == Variant::naive) {
-    Launch l;
-    l.kernel = "MDRange over the output, R*R taps from memory with border checks";
-    return l;
+    pl.naive_league = kSweeps ? naive_league(p.n, p.m, NaiveMode::mdrange) : 0;
+    if (pl.naive_league > 0) {
+      l.league = int(pl.naive_league);
+      l.team = 256;
+      l.kernel = "a 256-thread team per 32x8 piece of the output, R*R taps from memory with border checks";
+    } else {
+      l.kernel = "MDRange over the output, R*R taps from memory with border checks";
+    }
+    return pl;
   }
   if (v == Variant::tiled) {
-    Launch l;
     const tile::Dim2 lanes = tiled_lanes(t);
     l.league = tiles(p.m, t.rows) * tiles(p.n, t.cols);
     l.team = exec_on_gpu() ? lanes.count() : 1;
@@ -564,29 +590,30 @@ Launch plan(Variant v, const Problem& p, const TileConfig& t) {
                     ? std::to_string(kTiledRows) + " outputs per thread down a column"
                     : "one output per lane") +
                ", filter in registers when R <= 9";
-    return l;
+    return pl;
   }
   if (runs_block(t, int(p.k))) {
-    Launch l;
+    pl.block = true;
+    pl.choice = conv_choice(int(p.k));
+    pl.bounds_occ = exec_is_cuda() && conv_bounds() == ConvBounds::occ;
     l.league = tiles(p.m, t.rows) * tiles(p.n, t.cols);
     l.team = ConvBlock<T, 1, true, ConvLoad::regs, ConvFilter::regs>::team_size(t.rows);
     l.scratch = block_scratch<T>(int(p.k), t.rows);
-    const auto [async, constant, win] = conv_choice(int(p.k));
+    const auto [async, constant, win] = pl.choice;
     l.kernel = std::string("the cuda backend's kernel: window rows padded to ") +
                (win == ConvWindow::vector ? "16-byte vectors" : "32-byte sectors") +
                (win == ConvWindow::lines ? " (tile columns copied first)" : "") +
                ", 8 rows x one 16-byte vector of columns per thread, filter in " +
                std::string(constant ? "CUDA constant memory" : "registers") + ", window loaded by " +
                (async ? "16-byte cp.async" : "16-byte loads through registers") +
-               (exec_is_cuda() && conv_bounds() == ConvBounds::occ ? ", registers bounded to the cuda kernel's residency"
-                                                                   : "") +
+               (pl.bounds_occ ? ", registers bounded to the cuda kernel's residency" : "") +
                " (element-wise, filter in registers, where the images do not allow vectors)";
-    return l;
+    return pl;
   }
-  Launch l = plan_team<T, kRowsPerThread>(p, t);
+  l = plan_team<T, kRowsPerThread>(p, t);
   l.kernel = "tile + halo and filter in scratch, " + std::to_string(kRowsPerThread) +
              " outputs per thread in registers";
-  return l;
+  return pl;
 }
 
 template <class T>
@@ -644,33 +671,39 @@ void launch(const char* name, const TeamPolicy& policy, const ConvView<T>& a, co
 
 using namespace conv2d_kernels;
 
-TileConfig conv2d_tile(Variant v, const Problem& p, const TileConfig& requested) {
-  auto resolve = [&](auto zero) -> TileConfig {
-    using T = decltype(zero);
-    if (requested.is_auto()) return v == Variant::naive ? TileConfig{} : auto_tile<T>(v, p);
+namespace conv2d_kernels {
+template <class T>
+tilekit::Plan plan_call(Variant v, const Problem& p, const TileConfig& requested) {
+  tilekit::Plan out;
+  if (requested.is_auto()) {
+    out.tile = v == Variant::naive ? TileConfig{} : auto_tile<T>(v, p);
+  } else {
     const Variant checked = v == Variant::naive ? Variant::tiled : v;
     const std::size_t reserved = scratch_for<T>(checked, requested, int(p.k)) - tile_scratch_bytes(p, requested);
     check_team_scratch(p, requested, reserved,
                        checked == Variant::optimized ? "alignment, whole strips of rows and the filter" : "alignment");
     if (checked == Variant::tiled) check_tile_lanes(p, requested, tiled_lanes(requested).count(), "one per column, rows in steps");
-    return v == Variant::naive ? TileConfig{} : TileConfig{requested.rows, requested.cols, 0};
-  };
-  return p.dtype == DType::f32 ? resolve(0.0f) : resolve(0.0);
+    out.tile = v == Variant::naive ? TileConfig{} : TileConfig{requested.rows, requested.cols, 0};
+  }
+  out.detail = std::shared_ptr<const OpPlan>(std::make_shared<const ConvPlan>(plan<T>(v, p, out.tile)));
+  return out;
 }
+}  // namespace conv2d_kernels
 
-Launch conv2d_launch(Variant v, const Problem& p, const TileConfig& t) {
-  return p.dtype == DType::f32 ? plan<float>(v, p, t) : plan<double>(v, p, t);
+Plan conv2d_plan(Variant v, const Problem& p, const TileConfig& requested) {
+  return p.dtype == DType::f32 ? plan_call<float>(v, p, requested) : plan_call<double>(v, p, requested);
 }
 
 template <class T>
-void conv2d(Variant v, const Conv2dArgs<T>& args, const TileConfig& t) {
-  if (v == Variant::naive) return conv2d_naive(args);
-  if (v == Variant::tiled)
+void conv2d(const Plan& plan, const Conv2dArgs<T>& args) {
+  const ConvPlan& pl = static_cast<const ConvPlan&>(*plan.get<OpPlan>());
+  const TileConfig& t = plan.tile;
+  if (plan.variant == Variant::naive) return conv2d_naive(args, pl.naive_league);
+  if (plan.variant == Variant::tiled)
     return portable::conv2d_tiled<exec_on_gpu()>(args, t, tiled_lanes(t), kTiledRows,
                                                  [](const tile::Shape& sh, const auto& k) { tile::run_kokkos(sh, k); });
-  const Problem p{Op::conv2d, dtype_of<T>(), args.h, args.w, args.r};
-  const Launch l = plan<T>(v, p, t);
-  if (runs_block(t, args.r)) return launch_block<T>(args, t, l.league);
+  if (pl.block) return launch_block<T>(args, t, pl);
+  const Launch& l = pl.launch;
   TeamPolicy policy(l.league, l.team);
   policy.set_scratch_size(0, Kokkos::PerTeam(l.scratch));
   const ConvView<T> a(args);
@@ -678,7 +711,7 @@ void conv2d(Variant v, const Conv2dArgs<T>& args, const TileConfig& t) {
   launch<T, kRowsPerThread>("tilekit::kokkos::conv2d_optimized", policy, a, t, tiles_c);
 }
 
-template void conv2d<float>(Variant, const Conv2dArgs<float>&, const TileConfig&);
-template void conv2d<double>(Variant, const Conv2dArgs<double>&, const TileConfig&);
+template void conv2d<float>(const Plan&, const Conv2dArgs<float>&);
+template void conv2d<double>(const Plan&, const Conv2dArgs<double>&);
 
 }  // namespace tilekit::kokkos

@@ -55,16 +55,16 @@ struct GemmView {
 // same products, added in the same order), plain is the textbook loop. Under Kokkos' launch ptxas
 // scheduled the plain loop's loads right before their FMAs (2-3 loads in flight a warp, where the
 // cuda kernel's schedule keeps more): 0.66-0.73 of cuda's time; batch4 with the team launch 0.99.
-// TILEKIT_KOKKOS_NAIVE_LOOP = batch4 | plain, a measurement knob (docs/design/kokkos-naive-gemm.md).
+// The tuning kokkos.naive.loop = batch4 | plain (a sweep value; docs/design/kokkos-naive-gemm.md).
 inline bool naive_loop_batched() {
-  return env_choice("TILEKIT_KOKKOS_NAIVE_LOOP", {{"plain", false}, {"batch4", true}}, true);
+  return tuning_choice<bool>("kokkos.naive.loop", {{"plain", false}, {"batch4", true}});
 }
 
+// `league`: the plan's team launch (naive_league), 0 for MDRange.
 template <class T>
-void gemm_naive(const GemmArgs<T>& args) {
+void gemm_naive(const GemmArgs<T>& args, bool batched, index_t league) {
   const GemmView<T> g(args);
-  const bool batched = naive_loop_batched();
-  naive_for(
+  naive_for<true>(
       "tilekit::kokkos::gemm_naive", g.n, g.m, KOKKOS_LAMBDA(const int j, const int i) {
         // Pointers walked, not indices recomputed: inside Kokkos' launch nvcc kept i * lda + p
         // and p * ldb + j as 32-bit indices widened at every tap (two more integer instructions
@@ -85,7 +85,7 @@ void gemm_naive(const GemmArgs<T>& args) {
         for (; p < g.k; ++p, b += g.ldb) acc += a[p] * *b;
         g.store(i, j, acc);
       },
-      NaiveMode::team);
+      league);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -454,7 +454,7 @@ using Block = GemmBlock<T, BlockShape<T>::BM, BlockShape<T>::BN, BK, BlockShape<
 template <class T>
 bool block_depth(int depth) { return depth == BlockShape<T>::BK || depth == BlockShape<T>::AltBK; }
 
-// Which GemmBlock runs: TILEKIT_KOKKOS_BLOCK when set (a measurement knob), else the measured best:
+// Which GemmBlock runs: the tuning kokkos.gemm.block (sweep values), else (auto) the measured best:
 //   patch   each 32 ranks a 4 x 8 patch of the thread grid (the CUDA backend's mapping)
 //   strip   tx = rank % TX: each 32 ranks a 2 x 16 strip of the thread grid
 //   vstore  patch, B pieces stored to scratch as one 16-byte store (VStore above)
@@ -463,14 +463,16 @@ bool block_depth(int depth) { return depth == BlockShape<T>::BK || depth == Bloc
 // vstore 128x128x16 41360 = 97% of the CUDA backend's 42591 in the same run. So float defaults
 // to vstore with the 16-deep block; double (64x64x8, measured 101% of CUDA with patch) keeps patch.
 // Only the 16-byte-load (Vec) kernels offer strip and vstore; the element-wise ones use patch.
+// A default build compiles the defaults' Vec kernels only (float vstore, double patch).
 enum class BlockMode { patch, strip, vstore };
 template <class T>
+constexpr BlockMode kBlockDefault = std::is_same_v<T, float> ? BlockMode::vstore : BlockMode::patch;
+template <class T>
 BlockMode block_mode() {
-  static const BlockMode mode =
-      env_choice("TILEKIT_KOKKOS_BLOCK",
-                  {{"patch", BlockMode::patch}, {"strip", BlockMode::strip}, {"vstore", BlockMode::vstore}},
-                  std::is_same_v<T, float> ? BlockMode::vstore : BlockMode::patch);
-  return mode;
+  return tuning_choice<BlockMode>("kokkos.gemm.block", {{"auto", kBlockDefault<T>},
+                                                       {"patch", BlockMode::patch},
+                                                       {"strip", BlockMode::strip},
+                                                       {"vstore", BlockMode::vstore}});
 }
 
 // The float gemm of sm_90 on Kokkos::Cuda: the cuda backend's block (backends/gpu/gemm_sm90.cuh,
@@ -487,14 +489,12 @@ BlockMode block_mode() {
 // default, dual3efzs (128 x 128 x 16, 3 stages, two blocks an SM, 1-2% faster than cub3efzs),
 // needs 49920 bytes of shared memory: above the 48 KiB Kokkos offers a team (Kokkos' CUDA team
 // launches do not opt in to more; "insufficient shared memory" on the H200).
-// TILEKIT_KOKKOS_SGEMM (a measuring knob): sm90 (the default), cub (at every size, so that the
-// conformance suite's small shapes run it), block (GemmBlock at every size).
+// The tuning kokkos.sgemm.kernel: sm90 (the default), and the sweep values cub (at every size, so
+// that the conformance suite's small shapes run it) and block (GemmBlock at every size).
 enum class Sm90Mode { sm90, cub, block };
 inline Sm90Mode sm90_mode() {
-  static const Sm90Mode m =
-      env_choice("TILEKIT_KOKKOS_SGEMM", {{"sm90", Sm90Mode::sm90}, {"cub", Sm90Mode::cub}, {"block", Sm90Mode::block}},
-                 Sm90Mode::sm90);
-  return m;
+  return tuning_choice<Sm90Mode>("kokkos.sgemm.kernel",
+                                 {{"sm90", Sm90Mode::sm90}, {"cub", Sm90Mode::cub}, {"block", Sm90Mode::block}});
 }
 #if defined(KOKKOS_ENABLE_CUDA)
 template <int BM, int BN, int BK, int TM, int TN, int kStages, int kMinBlocks, bool kBar>
@@ -565,29 +565,34 @@ int team_max(const Functor& f, std::size_t scratch) {
   return policy.team_size_max(f, Kokkos::ParallelForTag());
 }
 
-// How a tiled/optimized call runs, decided once for describe_launch and for the launch itself.
+// How a call runs, decided once (the plan's detail) for describe_launch and for the launch itself.
 enum class Kind { naive, portable, team_persistent, team_shared, block, sm90 };
-struct Plan {
+struct GemmPlan : OpPlan {
   Kind kind = Kind::naive;
   int r = 1;  // micro-tile side of the team kernels
-  Launch launch;
+  index_t naive_league = 0;  // naive: the team launch's league (0: MDRange)
+  bool batched = true;       // naive: kokkos.naive.loop
+  bool block_barrier = true;  // sm90: kokkos.barrier
+  BlockMode block_mode = BlockMode::patch;  // block: kokkos.gemm.block
 };
 
 bool fixed_square(const TileConfig& t, int s) { return t.rows == s && t.cols == s && t.depth == s; }
 
 template <class T>
-Plan plan(Variant v, const Problem& p, const TileConfig& t) {
-  Plan pl;
+GemmPlan plan(Variant v, const Problem& p, const TileConfig& t) {
+  GemmPlan pl;
   if (v == Variant::naive) {
-    if (const index_t league = naive_league(p.n, p.m, NaiveMode::team)) {
-      pl.launch.league = int(league);
+    pl.naive_league = naive_league(p.n, p.m, NaiveMode::team);
+    pl.batched = naive_loop_batched();
+    if (pl.naive_league > 0) {
+      pl.launch.league = int(pl.naive_league);
       pl.launch.team = 256;
       pl.launch.kernel = "a 256-thread team per 32x8 piece of C, dot products from global memory";
     } else {
       pl.launch.kernel = exec_on_gpu() ? "MDRange over C, 32x8 blocks, dot products from global memory"
                                        : "MDRange over C, dot products from memory";
     }
-    if (naive_loop_batched()) pl.launch.kernel += ", four taps' loads before their FMAs";
+    if (pl.batched) pl.launch.kernel += ", four taps' loads before their FMAs";
     return pl;
   }
   const int tiles_n = tiles(p.n, t.cols);
@@ -606,11 +611,12 @@ Plan plan(Variant v, const Problem& p, const TileConfig& t) {
   if (v == Variant::optimized && runs_sm90<T>(t)) {
     pl.kind = Kind::sm90;
     pl.r = 16;
+    pl.block_barrier = barrier_is_block();
     pl.launch.team = Sm90Cub<true>::NT;
     pl.launch.scratch = Sm90Cub<true>::scratch_bytes();
     pl.launch.kernel = "the cuda backend's sm_90 block (gemm_sm90_block, cub3efzs) in a Kokkos team: 16x8 per thread "
                        "in registers, 3 cp.async stages in team scratch, " +
-                       std::string(barrier_is_block() ? "__syncthreads()" : "team_barrier()") + " between them";
+                       std::string(pl.block_barrier ? "__syncthreads()" : "team_barrier()") + " between them";
     return pl;
   }
 #endif
@@ -621,13 +627,14 @@ Plan plan(Variant v, const Problem& p, const TileConfig& t) {
       if (team_max<B, typename B::Policy>(probe, B::scratch_bytes()) < B::NT) return false;
       pl.kind = Kind::block;
       pl.r = BlockShape<T>::R;
+      pl.block_mode = block_mode<T>();
       pl.launch.team = B::NT;
       pl.launch.scratch = B::scratch_bytes();
       pl.launch.kernel = "GemmBlock: " + std::to_string(pl.r) + "x" + std::to_string(pl.r) +
                          " per thread in registers, padded transposed A, double-buffered scratch, " +
-                         (block_mode<T>() == BlockMode::strip ? "2x16 thread strips per 32 ranks"
-                                                           : "4x8 thread patches per 32 ranks") +
-                         (block_mode<T>() == BlockMode::vstore ? ", 16-byte scratch stores of B" : "");
+                         (pl.block_mode == BlockMode::strip ? "2x16 thread strips per 32 ranks"
+                                                            : "4x8 thread patches per 32 ranks") +
+                         (pl.block_mode == BlockMode::vstore ? ", 16-byte scratch stores of B" : "");
       return true;
     };
     const GemmView<T> none{GemmArgs<T>{}};
@@ -661,7 +668,7 @@ Plan plan(Variant v, const Problem& p, const TileConfig& t) {
 
 // Bytes the kernel needs beyond the textbook A and B tiles, were it to run this tile.
 template <class T>
-std::size_t reserved_bytes(const Plan& pl, const Problem& p, const TileConfig& t) {
+std::size_t reserved_bytes(const GemmPlan& pl, const Problem& p, const TileConfig& t) {
   const std::size_t e = sizeof(T);
   if (pl.kind == Kind::block || pl.kind == Kind::sm90) return pl.launch.scratch - tile_scratch_bytes(p, t);
   std::size_t r = kScratchAlign + 2 * (kScratchAlign - 1);  // alignment, worst case
@@ -714,28 +721,38 @@ void launch_team(const char* name, const Launch& l, const F& f) {
 
 using namespace gemm_kernels;
 
-TileConfig gemm_tile(Variant v, const Problem& p, const TileConfig& requested) {
-  auto resolve = [&](auto zero) -> TileConfig {
-    using T = decltype(zero);
-    if (requested.is_auto()) return v == Variant::naive ? TileConfig{} : auto_tile<T>(v, p);
-    const Plan pl = plan<T>(v == Variant::naive ? Variant::tiled : v, p, requested);
-    check_team_scratch(p, requested, reserved_bytes<T>(pl, p, requested),
-                       pl.kind == Kind::team_shared ? "alignment and the accumulator tile" : "alignment and padding");
+namespace gemm_kernels {
+template <class T>
+tilekit::Plan plan_call(Variant v, const Problem& p, const TileConfig& requested) {
+  tilekit::Plan out;
+  GemmPlan pl;
+  if (requested.is_auto()) {
+    out.tile = v == Variant::naive ? TileConfig{} : auto_tile<T>(v, p);
+    pl = plan<T>(v, p, out.tile);
+  } else {
+    // An explicit tile is checked as the tiled kernel would run it, even for naive (which then
+    // ignores it).
+    const GemmPlan checked = plan<T>(v == Variant::naive ? Variant::tiled : v, p, requested);
+    check_team_scratch(p, requested, reserved_bytes<T>(checked, p, requested),
+                       checked.kind == Kind::team_shared ? "alignment and the accumulator tile" : "alignment and padding");
     if (v == Variant::tiled) check_tile_lanes(p, requested, requested.rows * requested.cols, "one per element of C");
-    return v == Variant::naive ? TileConfig{} : requested;
-  };
-  return p.dtype == DType::f32 ? resolve(0.0f) : resolve(0.0);
+    out.tile = v == Variant::naive ? TileConfig{} : requested;
+    pl = v == Variant::naive ? plan<T>(v, p, out.tile) : checked;
+  }
+  out.detail = std::shared_ptr<const OpPlan>(std::make_shared<const GemmPlan>(std::move(pl)));
+  return out;
 }
+}  // namespace gemm_kernels
 
-Launch gemm_launch(Variant v, const Problem& p, const TileConfig& t) {
-  return p.dtype == DType::f32 ? plan<float>(v, p, t).launch : plan<double>(v, p, t).launch;
+Plan gemm_plan(Variant v, const Problem& p, const TileConfig& requested) {
+  return p.dtype == DType::f32 ? plan_call<float>(v, p, requested) : plan_call<double>(v, p, requested);
 }
 
 template <class T>
-void gemm(Variant v, const GemmArgs<T>& args, const TileConfig& t) {
-  if (v == Variant::naive) return gemm_naive(args);
-  const Problem p{Op::gemm, dtype_of<T>(), args.m, args.n, args.k};
-  const Plan pl = plan<T>(v, p, t);
+void gemm(const tilekit::Plan& plan, const GemmArgs<T>& args) {
+  const GemmPlan& pl = static_cast<const GemmPlan&>(*plan.get<OpPlan>());
+  if (plan.variant == Variant::naive) return gemm_naive(args, pl.batched, pl.naive_league);
+  const TileConfig& t = plan.tile;
   const GemmView<T> g(args);
   const int tiles_n = tiles(args.n, t.cols);
   const Launch& l = pl.launch;
@@ -761,10 +778,19 @@ void gemm(Variant v, const GemmArgs<T>& args, const TileConfig& t) {
       auto run_depth = [&](auto depth) {
         constexpr int BK = decltype(depth)::value;
         if (!vec_ab) return run(Block<T, BK, false>{g, tiles_m, tiles_n, vec_c});
-        switch (block_mode<T>()) {
-          case BlockMode::patch: return run(Block<T, BK, true>{g, tiles_m, tiles_n, vec_c});
-          case BlockMode::strip: return run(Block<T, BK, true, false>{g, tiles_m, tiles_n, vec_c});
-          case BlockMode::vstore: return run(Block<T, BK, true, true, true>{g, tiles_m, tiles_n, vec_c});
+        // The default's Vec kernel; the others in sweep builds only (a default build's plan
+        // never names them).
+        if constexpr (kBlockDefault<T> == BlockMode::vstore) {
+          if (!kSweeps || pl.block_mode == BlockMode::vstore) return run(Block<T, BK, true, true, true>{g, tiles_m, tiles_n, vec_c});
+        } else {
+          if (!kSweeps || pl.block_mode == BlockMode::patch) return run(Block<T, BK, true>{g, tiles_m, tiles_n, vec_c});
+        }
+        if constexpr (kSweeps) {
+          switch (pl.block_mode) {
+            case BlockMode::patch: return run(Block<T, BK, true>{g, tiles_m, tiles_n, vec_c});
+            case BlockMode::strip: return run(Block<T, BK, true, false>{g, tiles_m, tiles_n, vec_c});
+            case BlockMode::vstore: return run(Block<T, BK, true, true, true>{g, tiles_m, tiles_n, vec_c});
+          }
         }
       };
       if (t.depth == BlockShape<T>::BK) run_depth(std::integral_constant<int, BlockShape<T>::BK>{});
@@ -778,8 +804,9 @@ void gemm(Variant v, const GemmArgs<T>& args, const TileConfig& t) {
         const gpu::GemmParams<float> gp{g.m, g.n, g.k, g.alpha, g.beta, g.a, g.lda, g.b, g.ldb, g.c, g.ldc};
         const int bvec = aligned(g.b) && g.ldb % 4 == 0, cvec = aligned(g.c) && g.ldc % 4 == 0;
         const int tiles_m = tiles(args.m, t.rows);
-        if (barrier_is_block()) return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub<true>{gp, tiles_n, tiles_m, bvec, cvec});
-        return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub<false>{gp, tiles_n, tiles_m, bvec, cvec});
+        if (!kSweeps || pl.block_barrier)
+          return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub<true>{gp, tiles_n, tiles_m, bvec, cvec});
+        if constexpr (kSweeps) return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub<false>{gp, tiles_n, tiles_m, bvec, cvec});
       }
 #endif
       return;
@@ -788,7 +815,7 @@ void gemm(Variant v, const GemmArgs<T>& args, const TileConfig& t) {
   }
 }
 
-template void gemm<float>(Variant, const GemmArgs<float>&, const TileConfig&);
-template void gemm<double>(Variant, const GemmArgs<double>&, const TileConfig&);
+template void gemm<float>(const tilekit::Plan&, const GemmArgs<float>&);
+template void gemm<double>(const tilekit::Plan&, const GemmArgs<double>&);
 
 }  // namespace tilekit::kokkos

@@ -4,10 +4,11 @@
 // (level 0: shared memory when the space is Cuda/HIP, ordinary memory on host spaces) between
 // team_barrier()s.
 //
-// Each operation's file (gemm.cpp, transpose.cpp, conv2d.cpp) exposes the same three things:
-// the tile a call will use, the launch that tile gives (what describe_launch prints, computed by
-// the same code that launches), and the kernels. Every source here is compiled by nvcc_wrapper
-// when Kokkos targets CUDA, so device code (KOKKOS_LAMBDA, KOKKOS_INLINE_FUNCTION) lives in them.
+// Each operation's file (gemm.cpp, transpose.cpp, conv2d.cpp) exposes the same two things: the
+// plan of a call (its tile, the launch that tile gives, which kernel runs and the tunings it
+// follows: everything decided once per call) and the kernels, which launch what the plan says.
+// Every source here is compiled by nvcc_wrapper when Kokkos targets CUDA, so device code
+// (KOKKOS_LAMBDA, KOKKOS_INLINE_FUNCTION) lives in them.
 #pragma once
 
 #include <Kokkos_Core.hpp>
@@ -22,7 +23,9 @@
 #include <utility>
 
 #include "tilekit/backend.hpp"
+#include "tilekit/config.hpp"
 #include "tilekit/tile/kokkos.hpp"
+#include "tilekit/tunings.hpp"
 
 // Unrolls a loop with compile-time bounds in device code; host compilers (nvcc's host pass
 // included) decide for themselves, and GCC would warn about the pragma.
@@ -41,6 +44,14 @@
 #endif
 
 namespace tilekit::kokkos {
+
+// Whether the measured alternatives to the default kernels are compiled (-DTILEKIT_BUILD_SWEEPS=ON):
+// the sweep values of the kokkos.* tunings select them.
+#ifdef TILEKIT_HAS_SWEEPS
+inline constexpr bool kSweeps = true;
+#else
+inline constexpr bool kSweeps = false;
+#endif
 
 using Exec = Kokkos::DefaultExecutionSpace;
 using Mem = Exec::memory_space;
@@ -165,11 +176,11 @@ inline Policy2D naive_policy(index_t cols, index_t rows) {
   return Policy2D({0, 0}, {cols, rows});
 }
 
-// How the naive kernels run on GPU spaces (TILEKIT_KOKKOS_NAIVE, a measurement knob read at every
-// call): mdrange (the MDRangePolicy above) or team (a league of 256-thread teams, one per 32 x 8
-// piece of the output in row-major order, team rank r at column r % 32 and row r / 32: the cuda
-// backend's naive launch as Kokkos can state it); unset, the operation's `fallback` (gemm: team,
-// the others mdrange; docs/design/kokkos-naive-gemm.md). Host spaces: mdrange.
+// How the naive kernels run on GPU spaces (the tuning kokkos.naive.launch, read by the plan):
+// mdrange (the MDRangePolicy above) or team (a league of 256-thread teams, one per 32 x 8 piece of
+// the output in row-major order, team rank r at column r % 32 and row r / 32: the cuda backend's
+// naive launch as Kokkos can state it); auto, the operation's `fallback` (gemm: team, the others
+// mdrange; docs/design/kokkos-naive-gemm.md). Host spaces: mdrange.
 enum class NaiveMode { mdrange, team };
 NaiveMode naive_mode(NaiveMode fallback);
 // The league of the team launch for a cols x rows output, or 0 where the MDRange launch runs
@@ -178,18 +189,24 @@ inline index_t naive_league(index_t cols, index_t rows, NaiveMode fallback) {
   const index_t pieces = ((cols + 31) / 32) * ((rows + 7) / 8);
   return naive_mode(fallback) == NaiveMode::team && pieces <= index_t(INT32_MAX) ? pieces : 0;
 }
-// f(j, i) for every column j < cols and row i < rows, launched as naive_league says.
-template <class F>
-void naive_for(const char* name, index_t cols, index_t rows, const F& f, NaiveMode fallback = NaiveMode::mdrange) {
-  const index_t tx = (cols + 31) / 32, ty = (rows + 7) / 8;
-  if (naive_league(cols, rows, fallback) > 0) {
-    const int c = int(cols), r = int(rows), x = int(tx);
-    Kokkos::parallel_for(name, TeamPolicy(int(tx * ty), 256), KOKKOS_LAMBDA(const Member& team) {
-      const int b = team.league_rank(), t = team.team_rank();
-      const int j = b % x * 32 + t % 32, i = b / x * 8 + t / 32;
-      if (i < r && j < c) f(j, i);
-    });
-    return;
+// f(j, i) for every column j < cols and row i < rows: the team launch over `league` teams when the
+// plan gave one (league > 0, naive_league), else the MDRange launch. kTeams: whether the team
+// launch is compiled (the operations whose default is MDRange have it in sweep builds only).
+template <bool kTeams, class F>
+void naive_for(const char* name, index_t cols, index_t rows, const F& f, index_t league) {
+  if constexpr (kTeams) {
+    if (league > 0) {
+      const index_t tx = (cols + 31) / 32;
+      const int c = int(cols), r = int(rows), x = int(tx);
+      Kokkos::parallel_for(name, TeamPolicy(int(league), 256), KOKKOS_LAMBDA(const Member& team) {
+        const int b = team.league_rank(), t = team.team_rank();
+        const int j = b % x * 32 + t % 32, i = b / x * 8 + t / 32;
+        if (i < r && j < c) f(j, i);
+      });
+      return;
+    }
+  } else {
+    (void)league;
   }
   Kokkos::parallel_for(name, naive_policy(cols, rows), f);
 }
@@ -201,6 +218,11 @@ struct Launch {
   std::string kernel;                    // which kernel, in words
 };
 std::string describe(const Launch& l);
+// The detail of every kokkos plan (tilekit::Plan::detail points at one): its launch, and each
+// operation's own choices in a struct derived from it.
+struct OpPlan {
+  Launch launch;
+};
 
 // "Kokkos::Serial team scratch (level 0: N bytes[, less R that this kernel keeps for ...])"
 std::string scratch_where(std::size_t reserved, const char* what);
@@ -217,8 +239,8 @@ void check_tile_lanes(const Problem& p, const TileConfig& t, int lanes, const ch
 // otherwise a fence, for teams inside one warp): a branch around every barrier, which cuts a K
 // step or a tile's phases into basic blocks that ptxas schedules apart. kBlock: the barrier
 // instruction itself, as the cuda backend's kernels; host spaces always take team_barrier().
-// Chosen by TILEKIT_KOKKOS_BARRIER = block (default) | team, a measurement knob
-// (docs/design/kokkos-block-barrier.md).
+// Chosen by the tuning kokkos.barrier = block (default) | team (a sweep value: its kernels are
+// compiled in sweep builds only; docs/design/kokkos-block-barrier.md).
 template <bool kBlock, class M>
 KOKKOS_INLINE_FUNCTION void block_barrier(const M& team) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
@@ -229,42 +251,23 @@ KOKKOS_INLINE_FUNCTION void block_barrier(const M& team) {
 #endif
 }
 
-// A measurement knob: the option named by environment variable `name` (read at each call), or
-// `fallback` when it is unset or empty; any other value throws tilekit::Error (bad usage) naming the
-// variable and the values it takes.
-template <class E>
-E env_choice(const char* name, std::initializer_list<std::pair<const char*, E>> options, E fallback) {
-  const char* e = std::getenv(name);
-  if (!e || !*e) return fallback;
-  std::string expected;
-  for (const auto& o : options) {
-    if (std::string(e) == o.first) return o.second;
-    expected += std::string(expected.empty() ? "" : " or ") + o.first;
-  }
-  throw Error(std::string(name) + "=" + e + ": expected " + expected);
-}
-
-inline bool barrier_is_block() {
-  return env_choice("TILEKIT_KOKKOS_BARRIER", {{"block", true}, {"team", false}}, true);
-}
+inline bool barrier_is_block() { return tuning_choice<bool>("kokkos.barrier", {{"block", true}, {"team", false}}); }
 
 // Integer ceil-divide, for tiles along a dimension.
 inline int tiles(index_t extent, int tile) { return int((extent + tile - 1) / tile); }
 
-// ---- per operation: the tile (auto or validated), its launch, the kernel
-TileConfig gemm_tile(Variant v, const Problem& p, const TileConfig& requested);
-Launch gemm_launch(Variant v, const Problem& p, const TileConfig& t);
+// ---- per operation: the plan (the tile, auto or validated, and its launch; detail: an OpPlan),
+// and the kernel that runs it
+Plan gemm_plan(Variant v, const Problem& p, const TileConfig& requested);
 template <class T>
-void gemm(Variant v, const GemmArgs<T>& a, const TileConfig& t);
+void gemm(const Plan& pl, const GemmArgs<T>& a);
 
-TileConfig transpose_tile(Variant v, const Problem& p, const TileConfig& requested);
-Launch transpose_launch(Variant v, const Problem& p, const TileConfig& t);
+Plan transpose_plan(Variant v, const Problem& p, const TileConfig& requested);
 template <class T>
-void transpose(Variant v, const TransposeArgs<T>& a, const TileConfig& t);
+void transpose(const Plan& pl, const TransposeArgs<T>& a);
 
-TileConfig conv2d_tile(Variant v, const Problem& p, const TileConfig& requested);
-Launch conv2d_launch(Variant v, const Problem& p, const TileConfig& t);
+Plan conv2d_plan(Variant v, const Problem& p, const TileConfig& requested);
 template <class T>
-void conv2d(Variant v, const Conv2dArgs<T>& a, const TileConfig& t);
+void conv2d(const Plan& pl, const Conv2dArgs<T>& a);
 
 }  // namespace tilekit::kokkos

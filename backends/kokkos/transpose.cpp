@@ -10,8 +10,8 @@
 //              threads (one CUDA thread each), a compiled TR x TC tile (64 x 64 automatic) in
 //              scratch rows padded by one element (a column spreads over all banks), 16-byte
 //              global loads and stores, all of a thread's loads issued before its first store.
-//              TILEKIT_KOKKOS_TRANSPOSE=lanes runs the lanes kernel (team threads x vector
-//              lanes, element accesses), which also serves tiles that are not compiled.
+//              The lanes kernel (team threads x vector lanes, element accesses) serves tiles
+//              that are not compiled, and in sweep builds any tile (kokkos.transpose.kernel=lanes).
 #include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
@@ -34,12 +34,13 @@ struct TransposeView {
       : in(a.in), out(a.out), rows(int(a.rows)), cols(int(a.cols)), ld_in(int(a.ld_in)), ld_out(int(a.ld_out)) {}
 };
 
+// `league`: the plan's team launch (sweep builds; 0: MDRange).
 template <class T>
-void transpose_naive(const TransposeArgs<T>& args) {
+void transpose_naive(const TransposeArgs<T>& args, index_t league) {
   const TransposeView<T> a(args);
-  naive_for(
+  naive_for<kSweeps>(
       "tilekit::kokkos::transpose_naive", a.cols, a.rows,
-      KOKKOS_LAMBDA(const int j, const int i) { a.out[j * a.ld_out + i] = a.in[i * a.ld_in + j]; });
+      KOKKOS_LAMBDA(const int j, const int i) { a.out[j * a.ld_out + i] = a.in[i * a.ld_in + j]; }, league);
 }
 
 // pad = 0: tiled; pad = 1: optimized's bank-conflict-free layout. Both share the same phases;
@@ -198,13 +199,20 @@ struct TransposeBlock {
   }
 };
 
-// Which optimized kernel runs: TILEKIT_KOKKOS_TRANSPOSE (a measurement knob, read at every call),
-// else `block` (the cuda backend's kernel) for the compiled tiles and `lanes` for the others.
+// Which optimized kernel runs: `block` (the cuda backend's kernel) for the compiled tiles and
+// `lanes` for the others, or lanes for every tile (the tuning kokkos.transpose.kernel=lanes, a
+// sweep value).
 enum class TransposeMode { block, lanes };
 inline TransposeMode transpose_mode() {
-  return env_choice("TILEKIT_KOKKOS_TRANSPOSE", {{"block", TransposeMode::block}, {"lanes", TransposeMode::lanes}},
-                    TransposeMode::block);
+  return tuning_choice<TransposeMode>("kokkos.transpose.kernel",
+                                      {{"block", TransposeMode::block}, {"lanes", TransposeMode::lanes}});
 }
+// The plan's detail: the launch, and which kernel it is.
+struct TransposePlan : OpPlan {
+  bool block = false;          // optimized: TransposeBlock (else TransposeTeam)
+  bool block_barrier = true;   // ... with the barrier instruction (kokkos.barrier)
+  index_t naive_league = 0;    // naive: the team launch's league (0: MDRange)
+};
 inline bool compiled_block(const TileConfig& t) {
   return (t.rows == 32 || t.rows == 64) && (t.cols == 32 || t.cols == 64);
 }
@@ -217,7 +225,7 @@ bool vectorizable(const TransposeArgs<T>& a) {
 }
 
 template <class T, int TR, int TC>
-void run_block(const TransposeArgs<T>& args, int tiles_c, int league) {
+void run_block(const TransposeArgs<T>& args, int tiles_c, int league, bool block_barrier) {
   auto go = [&](auto f) {
     using F = decltype(f);
     typename F::Policy p(league, exec_on_gpu() ? F::NT : 1);
@@ -227,16 +235,20 @@ void run_block(const TransposeArgs<T>& args, int tiles_c, int league) {
   const TransposeView<T> a(args);
   auto pick = [](bool x, const auto& g) { x ? g(std::true_type{}) : g(std::false_type{}); };
   pick(vectorizable(args), [&](auto vec) {
-    pick(barrier_is_block(), [&](auto bar) { go(TransposeBlock<T, TR, TC, decltype(vec)::value, decltype(bar)::value>{a, tiles_c}); });
+    // team_barrier() (kokkos.barrier=team) is compiled in sweep builds only.
+    if constexpr (kSweeps)
+      pick(block_barrier, [&](auto bar) { go(TransposeBlock<T, TR, TC, decltype(vec)::value, decltype(bar)::value>{a, tiles_c}); });
+    else
+      go(TransposeBlock<T, TR, TC, decltype(vec)::value, true>{a, tiles_c});
   });
 }
 
 template <class T>
-void run_block(const TransposeArgs<T>& args, const TileConfig& t, int tiles_c, int league) {
-  if (t.rows == 64 && t.cols == 64) return run_block<T, 64, 64>(args, tiles_c, league);
-  if (t.rows == 32 && t.cols == 64) return run_block<T, 32, 64>(args, tiles_c, league);
-  if (t.rows == 64 && t.cols == 32) return run_block<T, 64, 32>(args, tiles_c, league);
-  return run_block<T, 32, 32>(args, tiles_c, league);
+void run_block(const TransposeArgs<T>& args, const TileConfig& t, int tiles_c, int league, bool block_barrier) {
+  if (t.rows == 64 && t.cols == 64) return run_block<T, 64, 64>(args, tiles_c, league, block_barrier);
+  if (t.rows == 32 && t.cols == 64) return run_block<T, 32, 64>(args, tiles_c, league, block_barrier);
+  if (t.rows == 64 && t.cols == 32) return run_block<T, 64, 32>(args, tiles_c, league, block_barrier);
+  return run_block<T, 32, 32>(args, tiles_c, league, block_barrier);
 }
 
 template <class T>
@@ -262,11 +274,19 @@ tile::Dim2 tiled_lanes(const TileConfig& t) {
 }
 
 template <class T>
-Launch plan(Variant v, const Problem& p, const TileConfig& t) {
-  Launch l;
+TransposePlan plan(Variant v, const Problem& p, const TileConfig& t) {
+  TransposePlan pl;
+  Launch& l = pl.launch;
   if (v == Variant::naive) {
-    l.kernel = "MDRange over the input, reads along rows, writes down columns";
-    return l;
+    pl.naive_league = kSweeps ? naive_league(p.n, p.m, NaiveMode::mdrange) : 0;
+    if (pl.naive_league > 0) {
+      l.league = int(pl.naive_league);
+      l.team = 256;
+      l.kernel = "a 256-thread team per 32x8 piece of the input, reads along rows, writes down columns";
+    } else {
+      l.kernel = "MDRange over the input, reads along rows, writes down columns";
+    }
+    return pl;
   }
   const bool opt = v == Variant::optimized;
   const int pad = opt ? 1 : 0;
@@ -276,15 +296,17 @@ Launch plan(Variant v, const Problem& p, const TileConfig& t) {
     l.team = exec_on_gpu() ? lanes.count() : 1;
     l.scratch = tile::scratch_bytes<T>(t.rows, t.cols);
     l.kernel = "tile layer: the block loaded into unpadded scratch, written out in output row order";
-    return l;
+    return pl;
   }
   if (transpose_mode() == TransposeMode::block && compiled_block(t)) {
+    pl.block = true;
+    pl.block_barrier = barrier_is_block();
     l.team = exec_on_gpu() ? 256 : 1;
     l.scratch = block_scratch<T>(t);
     l.kernel = "the cuda backend's kernel: 256 team threads, scratch rows padded by 1, 16-byte vectors "
                "(element accesses where the matrices do not allow them)" +
-               std::string(exec_on_gpu() ? (barrier_is_block() ? ", __syncthreads()" : ", team_barrier()") : "");
-    return l;
+               std::string(exec_on_gpu() ? (pl.block_barrier ? ", __syncthreads()" : ", team_barrier()") : "");
+    return pl;
   }
   l.scratch = TransposeTeam<T>::scratch_bytes(t.rows, t.cols, pad);
   l.vector = opt ? vector_lanes() : 1;
@@ -298,7 +320,7 @@ Launch plan(Variant v, const Problem& p, const TileConfig& t) {
     l.team = std::max(1, std::min({recommended, std::max(1, t.rows / TransposeTeam<T>::kBatch), t.cols}));
     l.kernel = "rows over team threads, columns over vector lanes, scratch rows padded by 1";
   }
-  return l;
+  return pl;
 }
 
 template <class T>
@@ -316,41 +338,44 @@ TileConfig auto_tile(Variant v) {
 
 using namespace transpose_kernels;
 
-TileConfig transpose_tile(Variant v, const Problem& p, const TileConfig& requested) {
-  auto resolve = [&](auto zero) -> TileConfig {
-    using T = decltype(zero);
-    if (requested.is_auto()) return v == Variant::naive ? TileConfig{} : auto_tile<T>(v);
+namespace transpose_kernels {
+template <class T>
+tilekit::Plan plan_call(Variant v, const Problem& p, const TileConfig& requested) {
+  tilekit::Plan out;
+  if (requested.is_auto()) {
+    out.tile = v == Variant::naive ? TileConfig{} : auto_tile<T>(v);
+  } else {
     const int pad = v == Variant::optimized ? 1 : 0;
     const std::size_t reserved = TransposeTeam<T>::scratch_bytes(requested.rows, requested.cols, pad) -
                                  tile_scratch_bytes(p, requested);
     check_team_scratch(p, requested, reserved, pad ? "alignment and the padding column" : "alignment");
     if (v == Variant::tiled) check_tile_lanes(p, requested, tiled_lanes(requested).count(), "one per column, rows in steps");
-    return v == Variant::naive ? TileConfig{} : TileConfig{requested.rows, requested.cols, 0};
-  };
-  return p.dtype == DType::f32 ? resolve(0.0f) : resolve(0.0);
+    out.tile = v == Variant::naive ? TileConfig{} : TileConfig{requested.rows, requested.cols, 0};
+  }
+  out.detail = std::shared_ptr<const OpPlan>(std::make_shared<const TransposePlan>(plan<T>(v, p, out.tile)));
+  return out;
 }
+}  // namespace transpose_kernels
 
-Launch transpose_launch(Variant v, const Problem& p, const TileConfig& t) {
-  return p.dtype == DType::f32 ? plan<float>(v, p, t) : plan<double>(v, p, t);
+Plan transpose_plan(Variant v, const Problem& p, const TileConfig& requested) {
+  return p.dtype == DType::f32 ? plan_call<float>(v, p, requested) : plan_call<double>(v, p, requested);
 }
 
 template <class T>
-void transpose(Variant v, const TransposeArgs<T>& args, const TileConfig& t) {
-  if (v == Variant::naive) return transpose_naive(args);
-  if (v == Variant::tiled)
+void transpose(const Plan& plan, const TransposeArgs<T>& args) {
+  const TransposePlan& pl = static_cast<const TransposePlan&>(*plan.get<OpPlan>());
+  const TileConfig& t = plan.tile;
+  if (plan.variant == Variant::naive) return transpose_naive(args, pl.naive_league);
+  if (plan.variant == Variant::tiled)
     return portable::transpose_tiled(args, t, tiled_lanes(t),
                                      [](const tile::Shape& sh, const auto& k) { tile::run_kokkos(sh, k); });
-  const Problem p{Op::transpose, dtype_of<T>(), args.rows, args.cols, 0};
-  const Launch l = plan<T>(v, p, t);
-  if (transpose_mode() == TransposeMode::block && compiled_block(t))
-    return run_block<T>(args, t, tiles(args.cols, t.cols), l.league);
-  const bool opt = v == Variant::optimized;
-  const TransposeTeam<T> f{TransposeView<T>(args), t.rows, t.cols, opt ? 1 : 0, tiles(args.cols, t.cols), opt};
-  Kokkos::parallel_for(opt ? "tilekit::kokkos::transpose_optimized" : "tilekit::kokkos::transpose_tiled",
-                       policy_for(l), f);
+  const Launch& l = pl.launch;
+  if (pl.block) return run_block<T>(args, t, tiles(args.cols, t.cols), l.league, pl.block_barrier);
+  const TransposeTeam<T> f{TransposeView<T>(args), t.rows, t.cols, 1, tiles(args.cols, t.cols), true};
+  Kokkos::parallel_for("tilekit::kokkos::transpose_optimized", policy_for(l), f);
 }
 
-template void transpose<float>(Variant, const TransposeArgs<float>&, const TileConfig&);
-template void transpose<double>(Variant, const TransposeArgs<double>&, const TileConfig&);
+template void transpose<float>(const Plan&, const TransposeArgs<float>&);
+template void transpose<double>(const Plan&, const TransposeArgs<double>&);
 
 }  // namespace tilekit::kokkos

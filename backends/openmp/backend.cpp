@@ -14,6 +14,7 @@
 #include "common/portable/gemm_tiled.hpp"
 #include "common/portable/transpose_tiled.hpp"
 #include "tilekit/ops.hpp"
+#include "tilekit/tunings.hpp"
 
 namespace tilekit {
 namespace openmp {
@@ -29,11 +30,16 @@ const bool kSimdFmaInstalled = (host::set_simd_fma({&simd::fma_chains, &simd::ta
 class OpenmpBackend final : public host::HostBackend {
  public:
   OpenmpBackend() : info_(host::cpu_device_info(max_threads())) {
-    // TILEKIT_OPENMP_SIMD=AVX2 (or SSE4, SSSE3, SCALAR) caps the dispatch: compares instruction
-    // sets on one machine and lets the test suite cover every compiled path.
-    if (const char* cap = std::getenv("TILEKIT_OPENMP_SIMD"); cap && *cap && !simd::cap_target(cap))
-      unavailable_ = fmt::format("TILEKIT_OPENMP_SIMD={} is not a compiled target this CPU runs (compiled: {})", cap,
-                                 simd::compiled_targets());
+    // openmp.simd=avx2 (or sse4, ssse3, scalar...) caps the dispatch, process-wide, when the
+    // backend is created: compares instruction sets on one machine and lets the test suite cover
+    // every compiled path.
+    try {
+      if (const std::string cap = tuning("openmp.simd"); cap != "auto" && !simd::cap_target(cap))
+        unavailable_ = fmt::format("openmp.simd={} is not a compiled target this CPU runs (compiled: {})", cap,
+                                   simd::compiled_targets());
+    } catch (const Error& e) {  // a bad TILEKIT_* environment: every tuning read reports it
+      unavailable_ = e.what();
+    }
     info_.extra.emplace_back("OpenMP", fmt::format("{} (spec date), {} threads", _OPENMP, max_threads()));
     info_.extra.emplace_back("SIMD dispatch", simd::target_name());
 #ifdef TILEKIT_OPENMP_HAVE_OPENBLAS
@@ -46,7 +52,33 @@ class OpenmpBackend final : public host::HostBackend {
   std::string unavailable_reason() const override { return unavailable_; }
   int priority() const override { return 50; }
 
-  TileConfig resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const override {
+  Plan plan(Variant v, const Problem& p, const TileConfig& requested) const override {
+    Plan pl;
+    pl.tile = tile(v, p, requested);
+    if (v == Variant::optimized && p.op == Op::gemm) {
+      // The sweep tunings' options ride with the plan (only when they differ from the defaults).
+      if (const GemmOptions o = gemm_options(); !o.is_default()) pl.detail = std::make_shared<const GemmOptions>(o);
+    }
+    return pl;
+  }
+
+  std::string describe_launch(const Plan& pl) const override {
+    const Problem& p = pl.problem;
+    const TileConfig& t = pl.tile;
+    const int threads = max_threads();
+    if (pl.variant == Variant::naive) return fmt::format("{} threads, plain loops, rows split statically", threads);
+    if (pl.variant == Variant::optimized) {
+      switch (p.op) {
+        case Op::gemm: return gemm_optimized_launch(p.dtype, t);
+        case Op::transpose: return transpose_optimized_launch(p.dtype, t);
+        case Op::conv2d: return conv2d_optimized_launch(p, t);
+      }
+    }
+    return fmt::format("{} threads over output tiles, cache blocks {} ({} KiB of the {} KiB L2)", threads, t.str(),
+                       tile_scratch_bytes(p, t) / 1024, info_.l2_bytes / 1024);
+  }
+
+  TileConfig tile(Variant v, const Problem& p, const TileConfig& requested) const {
     if (v == Variant::naive) return {};
     if (v == Variant::tiled && p.op == Op::transpose && requested.is_auto()) return transpose_tiled_tile(info_, p.dtype);
     if (v == Variant::optimized && requested.is_auto()) {
@@ -59,20 +91,6 @@ class OpenmpBackend final : public host::HostBackend {
     // Explicit tiles, all variants: the L2 rule every CPU backend's tiles obey (for the optimized
     // gemm, its packed A block (rows x depth) and B block (depth x cols) share the L2).
     return host::resolve_cpu_tile(*this, p, requested);
-  }
-
-  std::string describe_launch(Variant v, const Problem& p, const TileConfig& t) const override {
-    const int threads = max_threads();
-    if (v == Variant::naive) return fmt::format("{} threads, plain loops, rows split statically", threads);
-    if (v == Variant::optimized) {
-      switch (p.op) {
-        case Op::gemm: return gemm_optimized_launch(p.dtype, t);
-        case Op::transpose: return transpose_optimized_launch(p.dtype, t);
-        case Op::conv2d: return conv2d_optimized_launch(p, t);
-      }
-    }
-    return fmt::format("{} threads over output tiles, cache blocks {} ({} KiB of the {} KiB L2)", threads, t.str(),
-                       tile_scratch_bytes(p, t) / 1024, info_.l2_bytes / 1024);
   }
 
   // The copy peer: the same bytes as one memcpy per thread, so that, like every kernel here,
@@ -95,23 +113,27 @@ class OpenmpBackend final : public host::HostBackend {
   void gemm_peer(const GemmArgs<double>& g) override { openblas_gemm(g); }
 #endif
 
-  void gemm(Variant v, const GemmArgs<float>& a, const TileConfig& t) override { run_gemm(v, a, t); }
-  void gemm(Variant v, const GemmArgs<double>& a, const TileConfig& t) override { run_gemm(v, a, t); }
-  void transpose(Variant v, const TransposeArgs<float>& a, const TileConfig& t) override { run_transpose(v, a, t); }
-  void transpose(Variant v, const TransposeArgs<double>& a, const TileConfig& t) override { run_transpose(v, a, t); }
-  void conv2d(Variant v, const Conv2dArgs<float>& a, const TileConfig& t) override { run_conv2d(v, a, t); }
-  void conv2d(Variant v, const Conv2dArgs<double>& a, const TileConfig& t) override { run_conv2d(v, a, t); }
+  void gemm(const Plan& p, const GemmArgs<float>& a) override { run_gemm(p, a); }
+  void gemm(const Plan& p, const GemmArgs<double>& a) override { run_gemm(p, a); }
+  void transpose(const Plan& p, const TransposeArgs<float>& a) override { run_transpose(p.variant, a, p.tile); }
+  void transpose(const Plan& p, const TransposeArgs<double>& a) override { run_transpose(p.variant, a, p.tile); }
+  void conv2d(const Plan& p, const Conv2dArgs<float>& a) override { run_conv2d(p.variant, a, p.tile); }
+  void conv2d(const Plan& p, const Conv2dArgs<double>& a) override { run_conv2d(p.variant, a, p.tile); }
 
  private:
   // The tiled variants: OpenMP threads over tiles, each tile on one thread.
   static constexpr auto on_all_threads = [](const tile::Shape& s, const auto& kernel) {
     tile::run_host(s, kernel, max_threads());
   };
-  template <class T> void run_gemm(Variant v, const GemmArgs<T>& a, const TileConfig& t) const {
-    switch (v) {
+  template <class T> void run_gemm(const Plan& p, const GemmArgs<T>& a) const {
+    switch (p.variant) {
       case Variant::naive: return gemm_naive(a);
-      case Variant::tiled: return portable::gemm_tiled<false>(a, t, on_all_threads);
-      case Variant::optimized: return gemm_optimized(a, t, info_.l3_bytes);
+      case Variant::tiled: return portable::gemm_tiled<false>(a, p.tile, on_all_threads);
+      case Variant::optimized: {
+        static const GemmOptions defaults;
+        const GemmOptions* o = p.get<GemmOptions>();
+        return gemm_optimized(a, p.tile, info_.l3_bytes, o ? *o : defaults);
+      }
     }
   }
   template <class T> void run_transpose(Variant v, const TransposeArgs<T>& a, const TileConfig& t) const {

@@ -12,6 +12,8 @@
 
 #include "openmp.hpp"
 #include "simd.hpp"
+#include "tilekit/config.hpp"
+#include "tilekit/tunings.hpp"
 
 namespace tilekit::openmp {
 
@@ -51,28 +53,6 @@ struct Grid {
   int rows = 1, cols = 1;
 };
 
-// Splits `threads` into a rows x cols grid over C's micro-panels. The cost of a grid is the
-// largest part's work per step of K: (pm * pn) micro-tiles of mr x nr FMAs (about mr * nr / 16
-// cycles on a 16-lane FMA unit), plus the A rows it packs itself (pm * mr elements, about a
-// cycle each), plus its share of the team's B panel (all columns / threads). E.g. 16 threads on
-// a 2048^2 C: 4 x 4 rather than 1 x 16, whose threads would each pack all of A.
-Grid thread_grid(index_t panels_m, index_t panels_n, index_t mr, index_t nr, int threads) {
-  Grid best;
-  double best_cost = -1;
-  for (int r = 1; r <= threads; ++r) {
-    if (threads % r) continue;
-    const int c = threads / r;
-    const index_t pm = ceil_div(panels_m, r), pn = ceil_div(panels_n, c);
-    const double cost =
-        double(pm * pn) * double(mr * nr) / 16.0 + double(pm * mr) + double(panels_n * nr) / double(threads);
-    if (best_cost < 0 || cost < best_cost) {
-      best = {r, c};
-      best_cost = cost;
-    }
-  }
-  return best;
-}
-
 // k == 0: C = beta * C (beta == 0 writes zeros without reading C, which may hold NaN).
 template <class T>
 void scale_c(const GemmArgs<T>& g) {
@@ -100,77 +80,6 @@ TileConfig gemm_optimized_tile(const DeviceInfo& info, DType t) {
   std::size_t nc = std::max(nr, info.l2_bytes / 2 / (kc * e) / nr * nr);
   std::size_t mc = std::max(mr, (info.l2_bytes * 7 / 8 - kc * nc * e) / (kc * e) / mr * mr);
   return {int(mc), int(nc), int(kc)};
-}
-
-// The first driver (TILEKIT_OMP_GEMM=grid): a shared B panel per K step, but each thread packs
-// the A rows of every unit it draws itself, so on an r x c grid every A row is packed c times
-// and every unit re-reads its B chunk from the L3. Kept to compare against
-// (docs/design/openmp-gemm-shared-panels.md).
-template <class T>
-void gemm_optimized_grid(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes) {
-  const simd::MicroTile mt = simd::gemm_micro_tile(dtype_of<T>());
-  const index_t mr = index_t(mt.mr), nr = index_t(mt.nr);
-  const index_t panels_m = ceil_div(g.m, mr), panels_n = ceil_div(g.n, nr);
-  const int threads = int(std::min<index_t>(max_threads(), panels_m * panels_n));
-  const Grid grid = thread_grid(panels_m, panels_n, mr, nr, threads);
-  const index_t mc = t.rows, nc = t.cols, kc = t.depth;
-  // The B panel, shared by the team: two buffers (one packed while the other is read) of
-  // kc x nc3 within half the L3, nc3 a whole number of micro-panels.
-  const index_t nc3 = std::min(panels_n * nr,
-                               std::max(nr, index_t(l3_bytes / 4 / (std::size_t(kc) * sizeof(T))) / nr * nr));
-  const std::size_t panel_elems = std::size_t(nc3 * kc);
-  const std::size_t a_bytes = std::size_t(ceil_div(mc, mr) * mr * kc) * sizeof(T);
-  // The panels live in the calling thread's workspace: concurrent calls from different threads
-  // get different buffers, repeated calls from one thread reuse them.
-  T* panels = static_cast<T*>(tls_b_panels.get(2 * panel_elems * sizeof(T)));
-  if (!panels)
-    throw Error(fmt::format("backend 'openmp': cannot allocate {} bytes for the packed B panels",
-                            2 * panel_elems * sizeof(T)));
-  // The work of one K step: the grid's column parts times row chunks, about 8 units per
-  // thread, handed out in order from a shared counter. When every core is free the threads
-  // take turns and end up with equal shares, as a static split would; when another process
-  // takes a core, its thread takes fewer units instead of holding everyone at the barrier.
-  // Unit boundaries are whole micro-panels fixed by the problem and thread count, and each
-  // element's sum does not depend on which thread computes it, so results stay bitwise
-  // reproducible.
-  const index_t col_parts = grid.cols;
-  const index_t chunks = std::min(panels_m, ceil_div(8 * index_t(threads), col_parts));
-  const index_t units = chunks * col_parts;
-  std::atomic<index_t> next_unit{0};
-  std::atomic<bool> out_of_memory{false};
-#pragma omp parallel num_threads(threads)
-  {
-    const int id = omp_get_thread_num();
-    void* a_pack = tls_a_pack.get(a_bytes);
-    if (!a_pack) out_of_memory = true;
-    // Units are numbered step * units + u across all steps; a thread that draws one of the
-    // next step's units keeps it for that step.
-    index_t mine = next_unit.fetch_add(1, std::memory_order_relaxed);
-    index_t step = 0;
-    for (index_t jc = 0; jc < g.n; jc += nc3) {
-      const index_t nb = std::min(nc3, g.n - jc), np = ceil_div(nb, nr);
-      for (index_t pc = 0; pc < g.k; pc += kc, ++step) {
-        const index_t kb = std::min(kc, g.k - pc);
-        // Double buffering needs one barrier per step: a thread packing step s + 1 writes the
-        // other buffer than the one step s reads, and before anyone packs step s + 2 into this
-        // one, step s + 1's barrier has seen every thread finish step s.
-        T* panel = panels + std::size_t(step % 2) * panel_elems;
-        simd::gemm_pack_panel(g, simd::GemmPanel{pc, kb, jc, nb, np * id / threads, np * (id + 1) / threads}, panel);
-#pragma omp barrier
-        for (const index_t end = (step + 1) * units; mine < end; mine = next_unit.fetch_add(1, std::memory_order_relaxed)) {
-          const index_t u = mine - step * units, q = u / col_parts, c = u % col_parts;
-          const index_t m0 = std::min(g.m, panels_m * q / chunks * mr);
-          const index_t m1 = std::min(g.m, panels_m * (q + 1) / chunks * mr);
-          const index_t c0 = std::max(std::min(g.n, panels_n * c / col_parts * nr), jc);
-          const index_t c1 = std::min(std::min(g.n, panels_n * (c + 1) / col_parts * nr), jc + nb);
-          if (a_pack && m1 > m0 && c1 > c0)
-            simd::gemm_compute_step(g, simd::GemmStep{m0, m1, c0, c1, pc, kb, jc, mc, nc, a_pack}, panel);
-        }
-      }
-    }
-  }
-  if (out_of_memory)
-    throw Error(fmt::format("backend 'openmp': cannot allocate {} bytes of packing workspace per thread", a_bytes));
 }
 
 namespace {
@@ -251,17 +160,10 @@ Grid shared_grid(index_t pm, index_t pn, index_t mr, index_t nr, index_t nc, int
   return best;
 }
 
-// TILEKIT_OMP_GEMM_GRID=RxC forces the grid when R * C is the team size (experiments).
-Grid forced_grid(int threads, Grid fallback) {
-  const char* e = std::getenv("TILEKIT_OMP_GEMM_GRID");
-  int r = 0, c = 0;
-  if (e && std::sscanf(e, "%dx%d", &r, &c) == 2 && r > 0 && c > 0 && r * c == threads) return {r, c};
+// openmp.gemm.grid=RxC forces the grid when R * C is the team size.
+Grid forced_grid(const GemmOptions& o, int threads, Grid fallback) {
+  if (o.grid_rows > 0 && o.grid_cols > 0 && o.grid_rows * o.grid_cols == threads) return {o.grid_rows, o.grid_cols};
   return fallback;
-}
-
-bool env_is(const char* name, const char* value) {
-  const char* e = std::getenv(name);
-  return e && std::strcmp(e, value) == 0;
 }
 
 }  // namespace
@@ -274,18 +176,12 @@ bool env_is(const char* name, const char* value) {
 // when its cell is done takes units left in other cells (a thread slowed by another process
 // then holds no one at the barrier). The panels are double-buffered, so one barrier per step.
 template <class T>
-void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes) {
+void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes, const GemmOptions& o) {
   if (g.k == 0) return scale_c(g);
-  // The driver: TILEKIT_OMP_GEMM=shared (this one) or grid (gemm_optimized_grid), else the default.
-  constexpr bool kSharedByDefault = true;
-  if (env_is("TILEKIT_OMP_GEMM", "grid") || (!kSharedByDefault && !env_is("TILEKIT_OMP_GEMM", "shared")))
-    return gemm_optimized_grid(g, t, l3_bytes);
-  const bool steal = !env_is("TILEKIT_OMP_GEMM_STEAL", "0");
-  const bool scalar_a = env_is("TILEKIT_OMP_GEMM_PACKA", "scalar");
+  const bool scalar_a = o.scalar_a;
   // Off by default: measured 2-5% faster without on a 16-core Xeon and ~1-3% on one
-  // Zen 4 core; the hardware prefetchers follow the packed panel. TILEKIT_OMP_GEMM_APREFETCH=1.
-  const bool prefetch_a = env_is("TILEKIT_OMP_GEMM_APREFETCH", "1");
-  const bool static_pack = env_is("TILEKIT_OMP_GEMM_PACK", "static");
+  // Zen 4 core; the hardware prefetchers follow the packed panel.
+  const bool prefetch_a = o.prefetch_a;
   const simd::MicroTile mt = simd::gemm_micro_tile(dtype_of<T>());
   const index_t mr = index_t(mt.mr), nr = index_t(mt.nr);
   const index_t panels_m = ceil_div(g.m, mr), panels_n = ceil_div(g.n, nr);
@@ -306,9 +202,9 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
   if (!buffers) throw Error(fmt::format("backend 'openmp': cannot allocate {} bytes for the packed panels", bytes));
   std::vector<Counter> counters(2 * std::size_t(threads));
   Counter pack_next;
-  // TILEKIT_OMP_GEMM_PROFILE=1: per thread, seconds packing, waiting at the barriers, computing
-  // its own units and others', printed to stderr per call (experiments on many-core hosts).
-  const bool profile = env_is("TILEKIT_OMP_GEMM_PROFILE", "1");
+  // openmp.gemm.profile=on: per thread, seconds packing, waiting at the barriers, computing its
+  // own units and others', printed to stderr per call (experiments on many-core hosts).
+  const bool profile = o.profile;
   enum { kPackA, kPackB, kWait, kOwn, kOthers, kParts };
   struct alignas(64) Profile {
     double seconds[kParts] = {};
@@ -331,48 +227,39 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
       for (index_t ic = 0; ic < g.m; ic += mc3) {
         const index_t mb = std::min(mc3, g.m - ic), nb = std::min(nc3, g.n - jc);
         BlockPlan plan{ic, mb, jc, nb, mr, nr, ceil_div(mb, mr), ceil_div(nb, nr), mc, nc, {}};
-        plan.grid = forced_grid(threads, shared_grid(plan.pm, plan.pn, mr, nr, nc, threads));
+        plan.grid = forced_grid(o, threads, shared_grid(plan.pm, plan.pn, mr, nr, nc, threads));
         for (index_t pc = 0; pc < g.k; pc += kc, ++step) {
           const index_t kb = std::min(kc, g.k - pc);
           // A thread packing step s + 1 writes the other buffers than step s reads, and before
           // anyone packs step s + 2 into these, step s + 1's barrier has seen everyone finish s.
           T* const ap = buffers + std::size_t(step % 2) * a_elems;
           T* const bp = buffers + 2 * a_elems + std::size_t(step % 2) * b_elems;
-          if (static_pack) {
-            simd::gemm_pack_a_panel(
-                g, simd::GemmPanel{pc, kb, ic, mb, plan.pm * id / threads, plan.pm * (id + 1) / threads, scalar_a}, ap);
-            lap(kPackA);
-            simd::gemm_pack_panel(
-                g, simd::GemmPanel{pc, kb, jc, nb, plan.pn * id / threads, plan.pn * (id + 1) / threads}, bp);
-            lap(kPackB);
-          } else {
-            // The panels in pieces of a few micro-panels (about 4 per thread each), claimed from
-            // one counter that only grows: step s's pieces are numbered from `pack_base` on, and
-            // every piece of step s - 1 was claimed before its barrier. A thread slowed by another
-            // process packs fewer pieces instead of holding everyone at the barrier.
-            const index_t a_items = std::min(plan.pm, 4 * index_t(threads));
-            const index_t b_items = std::min(plan.pn, 4 * index_t(threads));
-            for (index_t i; claim(pack_next.next, pack_base + a_items + b_items, i);) {
-              i -= pack_base;
-              if (i < a_items) {
-                simd::gemm_pack_a_panel(
-                    g, simd::GemmPanel{pc, kb, ic, mb, plan.pm * i / a_items, plan.pm * (i + 1) / a_items, scalar_a}, ap);
-                lap(kPackA);
-              } else {
-                i -= a_items;
-                simd::gemm_pack_panel(
-                    g, simd::GemmPanel{pc, kb, jc, nb, plan.pn * i / b_items, plan.pn * (i + 1) / b_items}, bp);
-                lap(kPackB);
-              }
+          // The panels in pieces of a few micro-panels (about 4 per thread each), claimed from
+          // one counter that only grows: step s's pieces are numbered from `pack_base` on, and
+          // every piece of step s - 1 was claimed before its barrier. A thread slowed by another
+          // process packs fewer pieces instead of holding everyone at the barrier.
+          const index_t a_items = std::min(plan.pm, 4 * index_t(threads));
+          const index_t b_items = std::min(plan.pn, 4 * index_t(threads));
+          for (index_t i; claim(pack_next.next, pack_base + a_items + b_items, i);) {
+            i -= pack_base;
+            if (i < a_items) {
+              simd::gemm_pack_a_panel(
+                  g, simd::GemmPanel{pc, kb, ic, mb, plan.pm * i / a_items, plan.pm * (i + 1) / a_items, scalar_a}, ap);
+              lap(kPackA);
+            } else {
+              i -= a_items;
+              simd::gemm_pack_panel(
+                  g, simd::GemmPanel{pc, kb, jc, nb, plan.pn * i / b_items, plan.pn * (i + 1) / b_items}, bp);
+              lap(kPackB);
             }
-            pack_base += a_items + b_items;
           }
+          pack_base += a_items + b_items;
 #pragma omp barrier
           lap(kWait);
           // Everyone is past step s - 1 now, so its counters can be reset for step s + 1.
           counters[std::size_t(((step + 1) % 2) * threads + id)].next.store(0, std::memory_order_relaxed);
           Counter* const now = counters.data() + (step % 2) * threads;
-          for (int d = 0; d < (steal ? threads : 1); ++d) {
+          for (int d = 0; d < threads; ++d) {
             const int v = (id + d) % threads;
             const index_t units = plan.units(v);
             for (index_t u; claim(now[v].next, units, u);) {
@@ -391,7 +278,7 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
     double sum[kParts] = {}, max[kParts] = {};
     index_t stolen = 0;
     const Grid first = forced_grid(
-        threads, shared_grid(ceil_div(std::min(mc3, g.m), mr), ceil_div(std::min(nc3, g.n), nr), mr, nr, nc, threads));
+        o, threads, shared_grid(ceil_div(std::min(mc3, g.m), mr), ceil_div(std::min(nc3, g.n), nr), mr, nr, nc, threads));
     for (const Profile& p : prof) {
       for (int i = 0; i < kParts; ++i) sum[i] += p.seconds[i], max[i] = std::max(max[i], p.seconds[i]);
       stolen += p.stolen_units;
@@ -407,6 +294,18 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
   }
 }
 
+GemmOptions gemm_options() {
+  GemmOptions o;
+#ifdef TILEKIT_HAS_SWEEPS
+  o.scalar_a = tuning_choice<bool>("openmp.gemm.pack_a", {{"vector", false}, {"scalar", true}});
+  o.prefetch_a = tuning_choice<bool>("openmp.gemm.prefetch_a", {{"off", false}, {"on", true}});
+  o.profile = tuning_choice<bool>("openmp.gemm.profile", {{"off", false}, {"on", true}});
+  const std::string grid = tuning("openmp.gemm.grid");
+  if (grid != "auto" && std::sscanf(grid.c_str(), "%dx%d", &o.grid_rows, &o.grid_cols) != 2) o.grid_rows = o.grid_cols = 0;
+#endif
+  return o;
+}
+
 std::string gemm_optimized_launch(DType t, const TileConfig& tile) {
   const simd::MicroTile mt = simd::gemm_micro_tile(t);
   const std::size_t e = size_of(t);
@@ -419,7 +318,7 @@ std::string gemm_optimized_launch(DType t, const TileConfig& tile) {
 
 template void gemm_naive<float>(const GemmArgs<float>&);
 template void gemm_naive<double>(const GemmArgs<double>&);
-template void gemm_optimized<float>(const GemmArgs<float>&, const TileConfig&, std::size_t);
-template void gemm_optimized<double>(const GemmArgs<double>&, const TileConfig&, std::size_t);
+template void gemm_optimized<float>(const GemmArgs<float>&, const TileConfig&, std::size_t, const GemmOptions&);
+template void gemm_optimized<double>(const GemmArgs<double>&, const TileConfig&, std::size_t, const GemmOptions&);
 
 }  // namespace tilekit::openmp

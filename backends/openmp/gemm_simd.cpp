@@ -111,7 +111,7 @@ HWY_INLINE void MicroKernel(std::size_t kc, const T* HWY_RESTRICT ap, const T* H
 // whole vector: its lanes past MR land in the next column's slots, which that column's store
 // then overwrites, so only the micro-panel's last column (which would write past the panel,
 // perhaps into another thread's) is left to the element loop. `scalar` forces that loop
-// everywhere (TILEKIT_OMP_GEMM_PACKA=scalar, to compare).
+// everywhere (openmp.gemm.pack_a=scalar, a sweep value, to compare).
 template <class T>
 void PackA(const T* a, std::size_t lda, std::size_t mb, std::size_t kb, T* HWY_RESTRICT dst, bool scalar) {
   constexpr std::size_t kLine = 64 / sizeof(T), kAhead = 2, L = Lanes<T>();
@@ -168,15 +168,6 @@ void PackB(const T* b, std::size_t ldb, std::size_t kb, std::size_t nb, T* HWY_R
   }
 }
 
-// The block size that splits `extent` into as few blocks of at most `limit` as possible, all
-// of equal size rounded up to a multiple of `unit` (but never above `limit` when it is one).
-inline index_t EvenBlock(index_t extent, index_t limit, index_t unit) {
-  if (extent <= 0) return std::max<index_t>(limit, 1);
-  const index_t blocks = (extent + limit - 1) / limit;
-  const index_t even = ((extent + blocks - 1) / blocks + unit - 1) / unit * unit;
-  return std::min(even, std::max(limit, unit));
-}
-
 // Micro-panels [p0, p1) of the B panel rows [pc, pc + kb) x columns [jc, jc + nb) into `panel`
 // (micro-panel p at panel + p * NR * kb): each thread of the team packs its own slice.
 template <class T>
@@ -185,39 +176,6 @@ void PackPanelT(const GemmArgs<T>& g, const GemmPanel& s, T* panel) {
   const std::size_t kb = std::size_t(s.kb), nb = std::size_t(s.nb);
   const std::size_t c0 = std::size_t(s.p0) * kNR, c1 = std::min(nb, std::size_t(s.p1) * kNR);
   if (c0 < c1) PackB(g.b + s.pc * g.ldb + s.jc + index_t(c0), std::size_t(g.ldb), kb, c1 - c0, panel + c0 * kb);
-}
-
-// One K step of one thread's part of C: rows [m0, m1) x columns [n0, n1) (inside the panel's
-// columns), from the packed panel and A blocks this thread packs itself.
-template <class T>
-void ComputeStepT(const GemmArgs<T>& g, const GemmStep& s, const T* panel) {
-  constexpr std::size_t kNR = NR<T>();
-  T* ap = static_cast<T*>(s.a_pack);
-  const std::size_t kb = std::size_t(s.kb);
-  const Update mode = s.pc > 0 ? Update::accumulate : g.beta == T(0) ? Update::overwrite : Update::scale;
-  // Equal A blocks of at most mc rows, whole micro-panels each: 1024 rows in blocks of at most
-  // 336 become 4 x 256 rather than 3 x 336 + 16, a thin strip of A that would cost a full pass
-  // over the panel.
-  const index_t mc = EvenBlock(s.m1 - s.m0, s.mc, index_t(kMR));
-  const index_t nc = std::max<index_t>(s.nc / index_t(kNR), 1) * index_t(kNR);
-  for (index_t ic = s.m0; ic < s.m1; ic += mc) {
-    // The A block (mb x kb, L2): packed once, then read for every chunk of the panel.
-    const std::size_t mb = std::size_t(std::min(mc, s.m1 - ic));
-    PackA(g.a + ic * g.lda + s.pc, std::size_t(g.lda), mb, kb, ap, true);  // the element loop
-    for (index_t jc = s.n0; jc < s.n1; jc += nc) {
-      // A kb x nc chunk of the panel stays in L2 while every A micro-panel passes over it;
-      // ir outer, jr inner: one A micro-panel stays in L1 across the chunk.
-      const index_t je = std::min(s.n1, jc + nc);
-      for (std::size_t ir = 0; ir < mb; ir += kMR) {
-        const std::size_t mv = std::min(kMR, mb - ir);
-        for (index_t jr = jc; jr < je; jr += index_t(kNR)) {
-          T* c = g.c + (ic + index_t(ir)) * g.ldc + jr;
-          MicroKernel<T>(kb, ap + ir * kb, panel + std::size_t(jr - s.jc) * kb, c, std::size_t(g.ldc), g.alpha,
-                         g.beta, mode, mv, std::min(kNR, std::size_t(s.n1 - jr)));
-        }
-      }
-    }
-  }
 }
 
 // Micro-panels [p0, p1) of the A panel rows [ic, ic + mb) x depth [pc, pc + kb) (GemmPanel's jc
@@ -274,12 +232,6 @@ void PackPanelF32(const GemmArgs<float>& g, const GemmPanel& s, void* panel) {
 void PackPanelF64(const GemmArgs<double>& g, const GemmPanel& s, void* panel) {
   PackPanelT<double>(g, s, static_cast<double*>(panel));
 }
-void ComputeStepF32(const GemmArgs<float>& g, const GemmStep& s, const void* panel) {
-  ComputeStepT<float>(g, s, static_cast<const float*>(panel));
-}
-void ComputeStepF64(const GemmArgs<double>& g, const GemmStep& s, const void* panel) {
-  ComputeStepT<double>(g, s, static_cast<const double*>(panel));
-}
 MicroTile GemmMicroTile(DType t) {
   return t == DType::f32 ? MicroTile{kMR, NR<float>()} : MicroTile{kMR, NR<double>()};
 }
@@ -294,8 +246,6 @@ namespace tilekit::openmp::simd {
 
 HWY_EXPORT(PackPanelF32);
 HWY_EXPORT(PackPanelF64);
-HWY_EXPORT(ComputeStepF32);
-HWY_EXPORT(ComputeStepF64);
 HWY_EXPORT(GemmMicroTile);
 HWY_EXPORT(PackAPanelF32);
 HWY_EXPORT(PackAPanelF64);
@@ -332,12 +282,6 @@ void gemm_pack_panel(const GemmArgs<float>& g, const GemmPanel& s, void* panel) 
 }
 void gemm_pack_panel(const GemmArgs<double>& g, const GemmPanel& s, void* panel) {
   HWY_DYNAMIC_DISPATCH(PackPanelF64)(g, s, panel);
-}
-void gemm_compute_step(const GemmArgs<float>& g, const GemmStep& s, const void* panel) {
-  HWY_DYNAMIC_DISPATCH(ComputeStepF32)(g, s, panel);
-}
-void gemm_compute_step(const GemmArgs<double>& g, const GemmStep& s, const void* panel) {
-  HWY_DYNAMIC_DISPATCH(ComputeStepF64)(g, s, panel);
 }
 
 void gemm_pack_a_panel(const GemmArgs<float>& g, const GemmPanel& s, void* panel) {

@@ -57,8 +57,19 @@ template <class T> void gemm_naive(const GemmArgs<T>& g);
 // and the dispatched micro-kernel's register block.
 TileConfig gemm_optimized_tile(const DeviceInfo& info, DType t);
 std::string gemm_optimized_launch(DType t, const TileConfig& tile);
+// The optimized gemm's sweep tunings (openmp.gemm.*; in a default build always these defaults).
+struct GemmOptions {
+  bool scalar_a = false;          // pack_a=scalar: A panels element by element
+  bool prefetch_a = false;        // prefetch_a=on
+  bool profile = false;           // profile=on
+  int grid_rows = 0, grid_cols = 0;  // grid=RxC (0: the cost model's grid)
+  bool is_default() const { return !scalar_a && !prefetch_a && !profile && grid_rows == 0; }
+};
+// The options the tunings in effect give (read once per call, by the plan).
+GemmOptions gemm_options();
 // The B panel each thread packs per K step is sized from its share of `l3_bytes`.
-template <class T> void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes);
+template <class T>
+void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes, const GemmOptions& o);
 
 // ---- transpose (transpose.cpp): naive in plain C++ (tiled: backends/common/portable/), optimized a driver around the
 // dispatched SIMD kernels (simd.hpp, transpose_simd.cpp)

@@ -40,27 +40,15 @@ struct MicroTile {
 };
 MicroTile gemm_micro_tile(DType t);
 
-// The gemm's K steps, as the driver runs them on a team of threads (GotoBLAS loops, see
-// gemm_simd.cpp): for each panel of B (rows [pc, pc + kb) x columns [jc, jc + nb)),
-//   1. every thread packs its slice [p0, p1) of the panel's micro-panels (nr columns each) into
-//      the shared panel buffer (round_up(nb, nr) * kb elements, 64-byte aligned);
-//   2. barrier;
-//   3. every thread computes its part of C (rows [m0, m1) x columns [n0, n1), columns inside
-//      the panel, starting on micro-panel boundaries) for this K step, packing its own A blocks
-//      of at most mc x kb into a_pack (round_up(mc, mr) * kb elements, 64-byte aligned) and
-//      walking the panel in L2-sized chunks of nc columns.
+// A slice [p0, p1) of the micro-panels of one K step's panel (rows [pc, pc + kb) x columns
+// [jc, jc + nb) of B, nr columns each; of A, mr rows each), packed into a shared panel buffer
+// (64-byte aligned) by one thread of the team.
 struct GemmPanel {
   index_t pc, kb, jc, nb;
   index_t p0, p1;
   bool scalar = false;  // A panels: element copies instead of in-register transposes (to compare)
 };
-struct GemmStep {
-  index_t m0, m1, n0, n1;
-  index_t pc, kb, jc;  // the panel the step reads
-  index_t mc, nc;
-  void* a_pack;
-};
-// The shared-panel driver (the default, gemm.cpp): per K step the team packs both the A panel
+// The shared-panel driver (gemm.cpp): per K step the team packs both the A panel
 // (rows [ic, ic + mb), micro-panels of mr rows: gemm_pack_a_panel, with GemmPanel's jc and nb
 // naming the rows) and the B panel, each thread a slice, then every thread computes units of
 // C from them without packing anything of its own.
@@ -76,8 +64,6 @@ void gemm_compute_block(const GemmArgs<float>& g, const GemmBlock& s, const void
 void gemm_compute_block(const GemmArgs<double>& g, const GemmBlock& s, const void* a_panel, const void* b_panel);
 void gemm_pack_panel(const GemmArgs<float>& g, const GemmPanel& s, void* panel);
 void gemm_pack_panel(const GemmArgs<double>& g, const GemmPanel& s, void* panel);
-void gemm_compute_step(const GemmArgs<float>& g, const GemmStep& s, const void* panel);
-void gemm_compute_step(const GemmArgs<double>& g, const GemmStep& s, const void* panel);
 
 // ---- transpose
 // Lanes of the in-register square transposes (the square is lanes x lanes elements).

@@ -19,22 +19,24 @@ class SerialBackend final : public host::HostBackend {
   // The reference offers no `optimized` variant: asking for one is an error, not a fallback.
   std::vector<Variant> variants() const override { return {Variant::naive, Variant::tiled}; }
 
-  TileConfig resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const override {
-    TileConfig t = host::resolve_cpu_tile(*this, p, requested);
-    return v == Variant::naive ? TileConfig{} : t;
+  Plan plan(Variant v, const Problem& p, const TileConfig& requested) const override {
+    Plan pl;
+    const TileConfig t = host::resolve_cpu_tile(*this, p, requested);
+    pl.tile = v == Variant::naive ? TileConfig{} : t;
+    return pl;
   }
-  std::string describe_launch(Variant v, const Problem& p, const TileConfig& t) const override {
-    if (v == Variant::naive) return "1 thread, plain loops";
-    return fmt::format("1 thread, cache blocks {} ({} KiB of the {} KiB L2)", t.str(),
-                       tile_scratch_bytes(p, t) / 1024, info_.l2_bytes / 1024);
+  std::string describe_launch(const Plan& pl) const override {
+    if (pl.variant == Variant::naive) return "1 thread, plain loops";
+    return fmt::format("1 thread, cache blocks {} ({} KiB of the {} KiB L2)", pl.tile.str(),
+                       tile_scratch_bytes(pl.problem, pl.tile) / 1024, info_.l2_bytes / 1024);
   }
 
-  void gemm(Variant v, const GemmArgs<float>& a, const TileConfig& t) override { run_gemm(v, a, t); }
-  void gemm(Variant v, const GemmArgs<double>& a, const TileConfig& t) override { run_gemm(v, a, t); }
-  void transpose(Variant v, const TransposeArgs<float>& a, const TileConfig& t) override { run_transpose(v, a, t); }
-  void transpose(Variant v, const TransposeArgs<double>& a, const TileConfig& t) override { run_transpose(v, a, t); }
-  void conv2d(Variant v, const Conv2dArgs<float>& a, const TileConfig& t) override { run_conv2d(v, a, t); }
-  void conv2d(Variant v, const Conv2dArgs<double>& a, const TileConfig& t) override { run_conv2d(v, a, t); }
+  void gemm(const Plan& p, const GemmArgs<float>& a) override { run_gemm(p.variant, a, p.tile); }
+  void gemm(const Plan& p, const GemmArgs<double>& a) override { run_gemm(p.variant, a, p.tile); }
+  void transpose(const Plan& p, const TransposeArgs<float>& a) override { run_transpose(p.variant, a, p.tile); }
+  void transpose(const Plan& p, const TransposeArgs<double>& a) override { run_transpose(p.variant, a, p.tile); }
+  void conv2d(const Plan& p, const Conv2dArgs<float>& a) override { run_conv2d(p.variant, a, p.tile); }
+  void conv2d(const Plan& p, const Conv2dArgs<double>& a) override { run_conv2d(p.variant, a, p.tile); }
 
  private:
   // The tiled variants: one thread runs every tile, in order.

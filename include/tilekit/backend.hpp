@@ -1,7 +1,8 @@
 // The one interface every backend implements. A backend owns its memory (host heap, a
 // Kokkos memory space, CUDA/HIP device memory), its streams and its timers; tilekit's front
 // end (ops.hpp) validates every call before it reaches a backend, so kernels may assume
-// consistent shapes, ld >= cols, and a tile that fits.
+// consistent shapes, ld >= cols, and a tile that fits. The front end asks the backend for one
+// Plan per call and hands that plan to the kernel, which launches what it says.
 #pragma once
 
 #include <functional>
@@ -21,6 +22,22 @@ struct Problem {
   Op op;
   DType dtype;
   index_t m = 0, n = 0, k = 0;
+};
+
+class Backend;
+
+// How one call runs, decided once (Backend::plan) and followed by the kernel: the resolved tile,
+// and whatever else the backend decided (launch shape, which kernel, the tunings in effect) in
+// `detail`, which only the backend that made the plan reads.
+struct Plan {
+  const Backend* backend = nullptr;  // the backend that made it
+  Variant variant = Variant::naive;
+  Problem problem{};
+  TileConfig tile;                   // the resolved tile ({} where the variant has none)
+  std::shared_ptr<const void> detail;
+  // The backend's own part, as the type it stored (nullptr when it stored none).
+  template <class D>
+  const D* get() const { return static_cast<const D*>(detail.get()); }
 };
 
 class Backend {
@@ -67,21 +84,24 @@ class Backend {
   // clock (device events on GPUs). The default synchronizes around a host steady clock.
   virtual double time_seconds(const std::function<void()>& fn);
 
-  // ---- tiles
-  // The tile a call will use: `requested` validated against the device (throws tilekit::Error
-  // naming the tile's scratch bytes and the device's limit), or an automatic choice derived
-  // from info() when requested.is_auto().
-  virtual TileConfig resolve_tile(Variant v, const Problem& p, const TileConfig& requested) const = 0;
-  // One line on how the call would be launched (block shape, scratch bytes, occupancy...).
-  virtual std::string describe_launch(Variant, const Problem&, const TileConfig&) const { return {}; }
+  // ---- plans
+  // How a call of variant v on problem p runs: the tile (`requested` validated against the device,
+  // throwing tilekit::Error naming the tile's scratch bytes and the device's limit, or an
+  // automatic choice derived from info() when requested.is_auto()) and everything else the kernel
+  // launch needs. Planning the plan's own tile again gives the same plan. The front end
+  // (tilekit::plan in ops.hpp) checks the request first and stamps backend, variant and problem.
+  virtual Plan plan(Variant v, const Problem& p, const TileConfig& requested) const = 0;
+  // One line on how a plan launches (block shape, scratch bytes, occupancy...), from the plan alone.
+  virtual std::string describe_launch(const Plan&) const { return {}; }
 
-  // ---- kernels (front end guarantees validity; empty problems never reach here)
-  virtual void gemm(Variant, const GemmArgs<float>&, const TileConfig&) = 0;
-  virtual void gemm(Variant, const GemmArgs<double>&, const TileConfig&) = 0;
-  virtual void transpose(Variant, const TransposeArgs<float>&, const TileConfig&) = 0;
-  virtual void transpose(Variant, const TransposeArgs<double>&, const TileConfig&) = 0;
-  virtual void conv2d(Variant, const Conv2dArgs<float>&, const TileConfig&) = 0;
-  virtual void conv2d(Variant, const Conv2dArgs<double>&, const TileConfig&) = 0;
+  // ---- kernels: run what the plan says (front end guarantees validity, and that the plan is
+  // this backend's for this problem; empty problems never reach here)
+  virtual void gemm(const Plan&, const GemmArgs<float>&) = 0;
+  virtual void gemm(const Plan&, const GemmArgs<double>&) = 0;
+  virtual void transpose(const Plan&, const TransposeArgs<float>&) = 0;
+  virtual void transpose(const Plan&, const TransposeArgs<double>&) = 0;
+  virtual void conv2d(const Plan&, const Conv2dArgs<float>&) = 0;
+  virtual void conv2d(const Plan&, const Conv2dArgs<double>&) = 0;
 
   // ---- peers timed beside the kernels in `tilekit compare` ("" = this backend has none)
   virtual std::string gemm_peer_name() const { return {}; }

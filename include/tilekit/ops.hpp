@@ -32,8 +32,22 @@ void validate_problem(const Problem& p);
 // checked arithmetic: what a call needs allocated before it can run.
 std::size_t operand_bytes(const Problem& p);
 
-// The tile a call would use (after validation), for reports.
+// How a call of variant v on problem p would run on `be` (the request checked as the operations
+// check it): its tile, and the launch Backend::describe_launch prints. Each operation above makes
+// one per call; the overloads below run a plan made here, so that a program calling the same
+// operation many times (a benchmark) plans it once and runs exactly what it reports.
+Plan plan(Backend& be, Variant v, const Problem& p, const TileConfig& requested = {});
+// The tile a call would use (after validation), for reports: plan(...).tile.
 TileConfig resolve_tile(Backend& be, Variant v, const Problem& p, const TileConfig& requested);
+
+// The operations on a plan from plan() for exactly their operands' problem (backend, variant,
+// operation, element type, sizes; another plan is refused with an Error naming both).
+template <class T>
+void gemm(const Plan& plan, T alpha, const Matrix<T>& a, const Matrix<T>& b, T beta, Matrix<T>& c);
+template <class T>
+void transpose(const Plan& plan, const Matrix<T>& in, Matrix<T>& out);
+template <class T>
+void conv2d(const Plan& plan, const Matrix<T>& in, const Matrix<T>& filter, Matrix<T>& out);
 
 // Useful FLOPs and compulsory bytes of a problem (inputs read once, output written once),
 // the numbers every GFLOP/s and GB/s figure in tilekit is computed from.

@@ -12,9 +12,16 @@
 // tuning and what it accepts) whatever backend the program uses: a cuda tuning set on a machine
 // without CUDA is still checked. So is a TILEKIT_* environment variable that names no tuning
 // (apart from the few non-tuning variables, such as TILEKIT_PLUGIN_PATH).
+//
+// Most tunings choose among measured alternatives to a default kernel (docs/design/ says which won
+// and by how much). Those alternatives are sweep values: a default build compiles and accepts only
+// the defaults, a sweep build (-DTILEKIT_BUILD_SWEEPS=ON, for the bench) all of them. The few
+// tunings a user may want to change (huge pages, the CPU's SIMD cap, how kokkos is timed) have no
+// sweep values.
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -29,8 +36,12 @@ struct Tuning {
   std::int64_t min = 0, max = 0;    // the integer range, when `values` is empty
   std::string default_value;        // as text ("auto": the backend decides from the device)
   std::string doc;                  // one line
-  // Values whose kernels are compiled only in a sweep build (-DTILEKIT_BUILD_SWEEPS=ON); choosing
-  // one in another build is an error that says so.
+  // Values beyond the list that a pattern accepts ("RxC"; "" when none), and whether they are
+  // sweep values.
+  std::string pattern;
+  bool pattern_is_sweep = false;
+  // The measured alternatives, offered (and their kernels compiled) only in a sweep build
+  // (-DTILEKIT_BUILD_SWEEPS=ON); choosing one in another build is an error that says so.
   std::vector<std::string> sweep_values;
   std::string env() const;          // TILEKIT_<NAME>
   std::string allowed() const;      // "a, b or c" / "an integer from LO to HI"
@@ -57,5 +68,19 @@ std::vector<std::pair<std::string, std::string>> tuning_values();
 void load_tunings();
 // Whether this build compiled the sweep kernels (-DTILEKIT_BUILD_SWEEPS=ON).
 bool sweeps_built();
+
+[[noreturn]] void throw_unmapped_tuning(std::string_view name, std::string_view value);
+
+// The effective value of tuning `name` as the caller's type: `options` maps the tuning's values
+// (those the caller acts on) to values of T, e.g. {{"events", Timer::events}, {"host",
+// Timer::host}}. Every backend reads its choices this one way. A value the registry allows but
+// `options` does not map is a tilekit::Error naming both (the table and the code out of step).
+template <class T>
+T tuning_choice(std::string_view name, std::initializer_list<std::pair<std::string_view, T>> options) {
+  const std::string v = tuning(name);
+  for (const auto& o : options)
+    if (o.first == v) return o.second;
+  throw_unmapped_tuning(name, v);
+}
 
 }  // namespace tilekit

@@ -136,8 +136,8 @@ int cmd_info(bool roofline) {
     for (Op op : kAllOps) {
       Problem p{op, DType::f32, 4096, 4096, op == Op::gemm ? 4096 : op == Op::conv2d ? 5 : 0};
       for (Variant v : be->variants()) {
-        const TileConfig t = resolve_tile(*be, v, p, {});
-        fmt::print("  {:<9} {:<9} tile {:<10} {}\n", to_string(op), to_string(v), t.str(), be->describe_launch(v, p, t));
+        const Plan pl = plan(*be, v, p);
+        fmt::print("  {:<9} {:<9} tile {:<10} {}\n", to_string(op), to_string(v), pl.tile.str(), be->describe_launch(pl));
       }
     }
   }

@@ -105,14 +105,16 @@ RunResult run_variant_t(Backend& be, Variant v, const Workload& w, const RunOpti
   r.variant = std::string(to_string(v));
   r.device = be.info().name;
   r.problem = p;
-  r.tile = resolve_tile(be, v, p, o.tile);
-  r.launch = be.describe_launch(v, p, r.tile);
+  // One plan for the row: what it reports is what every timed call runs.
+  const Plan pl = plan(be, v, p, o.tile);
+  r.tile = pl.tile;
+  r.launch = be.describe_launch(pl);
   Staged<T> s = stage<T>(be, w);
   auto call = [&] {
     switch (p.op) {
-      case Op::gemm: gemm<T>(v, T(1), s.x, s.y, T(0), s.z, o.tile); break;
-      case Op::transpose: transpose<T>(v, s.x, s.z, o.tile); break;
-      case Op::conv2d: conv2d<T>(v, s.x, s.y, s.z, o.tile); break;
+      case Op::gemm: gemm<T>(pl, T(1), s.x, s.y, T(0), s.z); break;
+      case Op::transpose: transpose<T>(pl, s.x, s.z); break;
+      case Op::conv2d: conv2d<T>(pl, s.x, s.y, s.z); break;
     }
   };
   measure<T>(be, w, s, call, true, o, r);

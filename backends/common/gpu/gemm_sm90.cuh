@@ -1,7 +1,8 @@
 // The float optimized GEMM for NVIDIA sm_90 (the H200), C = alpha*A*B + beta*C, row-major, any
 // m, n, k and ld. CUDA only: hipcc never sees this file's contents (gemm.cuh's two-stage kernel
 // stays the float path on AMD and on NVIDIA before sm_90). The plan chooses it by compute
-// capability; TILEKIT_SGEMM names one of its instantiations (tile_choice.hpp: kSgemmVariants).
+// capability; the tuning cuda.sgemm.kernel names one of its instantiations (tile_choice.hpp:
+// kSgemmVariants).
 //
 // What it changes against gemm.cuh's kernel (docs/design/gpu-sgemm-sm90-kernel.md), each step
 // measurable alone:

@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "tilekit/tunings.hpp"
+
 namespace tilekit::host {
 namespace {
 
@@ -110,12 +112,7 @@ DeviceInfo cpu_device_info(int threads) {
 namespace {
 constexpr std::size_t kHugePage = std::size_t(2) << 20, kHugeFrom = std::size_t(4) << 20;
 
-bool huge_pages_wanted() {
-  const char* e = std::getenv("TILEKIT_HUGE_PAGES");
-  if (!e || std::strcmp(e, "1") == 0) return true;
-  if (std::strcmp(e, "0") == 0) return false;
-  throw Error(fmt::format("TILEKIT_HUGE_PAGES='{}': expected 0 or 1", e));
-}
+bool huge_pages_wanted() { return tuning_choice<bool>("host.huge_pages", {{"on", true}, {"off", false}}); }
 }  // namespace
 
 void* alloc_aligned(std::size_t bytes) {
@@ -134,7 +131,7 @@ void* alloc_aligned(std::size_t bytes) {
 }
 
 void* HostBackend::allocate(std::size_t bytes) {
-  huge_pages_wanted();  // a bad TILEKIT_HUGE_PAGES fails here, at the first matrix, not in a kernel
+  huge_pages_wanted();  // a bad TILEKIT_* environment fails here, at the first matrix, not in a kernel
   if (bytes > SIZE_MAX - kHugePage)
     throw ResourceError(fmt::format("backend '{}': {} bytes is too large", name(), bytes));
   void* p = alloc_aligned(bytes);

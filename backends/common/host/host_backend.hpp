@@ -23,8 +23,7 @@ bool cpu_is_amd_family_26();
 // had. 64-byte aligned; from 4 MiB up, 2 MiB aligned and marked for transparent huge pages
 // (Linux madvise), so that kernels whose rows lie far apart (transpose, gemm packing) do not
 // take a TLB miss at every row: measured +2% on the Zen 5 gemm and +5-10% on its transpose
-// (docs/design/host-huge-pages.md). TILEKIT_HUGE_PAGES=0 leaves them to the OS (a
-// measurement knob; 1 is the default, any other value is an Error naming it).
+// (docs/design/host-huge-pages.md). The tuning host.huge_pages=off leaves them to the OS.
 void* alloc_aligned(std::size_t bytes);
 
 // fp32 lanes of the widest vector unit this binary may use (runtime check of AVX-512/AVX2).
