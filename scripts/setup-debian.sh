@@ -6,7 +6,8 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config
       libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
       libopenblas-dev libhwy-dev libtrilinos-kokkos-dev hipcc
-      librsvg2-bin)  # rsvg-convert: the tests render the roofline plot to check it
+      librsvg2-bin   # rsvg-convert: the tests render the roofline plot to check it
+      libblas-test python3-numpy)  # libtilekit_blas' tests: netlib's testers, numpy
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
