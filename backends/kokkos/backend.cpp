@@ -214,7 +214,11 @@ class KokkosBackend final : public Backend {
   bool available() const override { return unavailable_.empty(); }
   std::string unavailable_reason() const override { return unavailable_; }
   int priority() const override { return exec_on_gpu() ? 80 : 20; }
-  bool host_accessible() const override { return Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible; }
+  // Host spaces: the kernels read and write ordinary host memory, and the host reads theirs.
+  bool host_accessible() const override {
+    return Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible &&
+           Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
+  }
 
   static std::size_t matrix_alignment() {
     return env_choice("TILEKIT_KOKKOS_ALIGN", {{"256", std::size_t(256)}, {"4096", std::size_t(4096)}, {"kokkos", std::size_t(0)}},

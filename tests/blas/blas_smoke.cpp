@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
     /* A B with B = I: A itself (row-major for the cblas_sgemm call, transposed for dgemm_ T). */
     const int ok = c[0] == 1 && c[1] == 2 && c[2] == 3 && c[3] == 4 && dc[0] == 1 && dc[3] == 4;
     printf("%s\n", ok ? "results ok" : "results WRONG");
+    fflush(stdout);  /* before the library's summary line on stderr, at exit */
     return ok ? 0 : 1;
   }
   if (strcmp(what, "fortran-error") == 0) {
