@@ -42,7 +42,6 @@ template <class T>
 void checked_gemm(Entry entry, char ta, char tb, int m, int n, int k, T alpha, const T* a, int lda, const T* b,
                   int ldb, T beta, T* c, int ldc) {
   constexpr bool single = std::is_same_v<T, float>;
-  count_call(single ? Routine::sgemm : Routine::dgemm);
   if (const int info = gemm_info(ta, tb, m, n, k, lda, ldb, ldc)) {
     if (entry == Entry::fortran)
       call_xerbla(single ? "SGEMM " : "DGEMM ", info);
@@ -72,6 +71,7 @@ template <class T>
 void cblas_gemm(int layout, int trans_a, int trans_b, int m, int n, int k, T alpha, const T* a, int lda, const T* b,
                 int ldb, T beta, T* c, int ldc) {
   const char* rout = std::is_same_v<T, float> ? "cblas_sgemm" : "cblas_dgemm";
+  count_call(std::is_same_v<T, float> ? Routine::sgemm : Routine::dgemm);
   RowMajorStrg = 0;
   CBLAS_CallFromC = 1;
   char ta = 0, tb = 0;
@@ -87,7 +87,6 @@ void cblas_gemm(int layout, int trans_a, int trans_b, int m, int n, int k, T alp
       checked_gemm(Entry::cblas_row, tb, ta, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc);
     }
   } else {
-    count_call(std::is_same_v<T, float> ? Routine::sgemm : Routine::dgemm);
     cblas_xerbla(1, rout, "Illegal layout setting, %d\n", layout);
   }
   CBLAS_CallFromC = 0;
@@ -111,12 +110,14 @@ int CBLAS_CallFromC = 0;
 void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const float* alpha,
             const float* a, const int* lda, const float* b, const int* ldb, const float* beta, float* c,
             const int* ldc) {
+  tilekit::blas::count_call(tilekit::blas::Routine::sgemm);
   tilekit::blas::checked_gemm(Entry::fortran, *transa, *transb, *m, *n, *k, *alpha, a, *lda, b, *ldb, *beta, c, *ldc);
 }
 
 void dgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const double* alpha,
             const double* a, const int* lda, const double* b, const int* ldb, const double* beta, double* c,
             const int* ldc) {
+  tilekit::blas::count_call(tilekit::blas::Routine::dgemm);
   tilekit::blas::checked_gemm(Entry::fortran, *transa, *transb, *m, *n, *k, *alpha, a, *lda, b, *ldb, *beta, c, *ldc);
 }
 

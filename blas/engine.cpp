@@ -211,8 +211,8 @@ std::vector<T> pack(const T* p, index_t rows, index_t cols, index_t ld) {
   return out;
 }
 
-// Device memory: A, B and C (when beta reads it) go over densely, transposes run on the device,
-// and C comes back into the caller's rows.
+// Device memory (or blas.stage = always): A, B and C (when beta reads it) go over densely,
+// transposes run on the backend, and C comes back into the caller's rows.
 template <class T>
 void run_on_device(Backend& be, const Call<T>& g, bool& c_written) {
   const Variant v = best_variant(be);
@@ -292,7 +292,7 @@ void run(Entry entry, const Call<T>& g) {
   for (Backend* be : tries) {
     bool c_written = false;
     try {
-      if (be->host_accessible())
+      if (be->host_accessible() && !settings().stage_always)
         run_on_host(*be, g, c_written);
       else
         run_on_device(*be, g, c_written);

@@ -45,6 +45,12 @@ Settings read(bool lenient) {
       bad("TILEKIT_BLAS_GPU_MIN", v, "a whole number >= 0 (the smallest m, n and k a GPU takes)");
   }
   if (const char* v = std::getenv("TILEKIT_BLAS_SYSTEM"); v && *v) s.system = v;
+  if (const char* v = std::getenv("TILEKIT_BLAS_STAGE"); v && *v) {
+    if (std::strcmp(v, "auto") == 0 || std::strcmp(v, "always") == 0)
+      s.stage_always = std::strcmp(v, "always") == 0;
+    else
+      bad("TILEKIT_BLAS_STAGE", v, "auto or always");
+  }
   return s;
 }
 

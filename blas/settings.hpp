@@ -23,6 +23,10 @@ struct Settings {
   // that the routines tilekit does not implement are taken from, when no library loaded after
   // libtilekit_blas provides them. Empty: the build's list (OpenBLAS, then the reference BLAS).
   std::string system;
+  // blas.stage (TILEKIT_BLAS_STAGE): auto copies the operands into backend matrices only where
+  // the backend's memory is not host memory (GPUs); always copies them on host backends too, as
+  // a GPU call would (to measure the copies, and to check that path where there is no GPU).
+  bool stage_always = false;
 
   // Provisional until measured on a GPU: the staging of A, B and C costs about as much as the
   // CPU's compute near n = 1000 on an H100 host over PCIe 5 (bench/blas_bench.sh crossover).
