@@ -1,6 +1,6 @@
 // Matrices of 2^31 elements or more on the host backends, whose kernels index with 64 bits: a
-// transpose and a gemm whose element offsets pass 2^31 in the input and in the output, on every
-// variant of serial and openmp; backends whose kernels index with 32 bits (kokkos, GPUs) refuse
+// transpose, a gemm and a conv2d whose element offsets pass 2^31 in the input and in the output,
+// on every variant of serial and openmp; backends whose kernels index with 32 bits (kokkos, GPUs) refuse
 // them up front. The matrices are 65537 rows with a leading dimension of 32832 (2^31 + 4 million
 // elements, 8.6 GB of address space) but only 64 used columns, so each row touches one page:
 // about 270 MB is ever written, and the test takes seconds. It needs the 8.6 GB to be available
@@ -70,7 +70,26 @@ void host_backend(Backend& be) {
         }
       check(bad == 0, tag + " gemm with A and C of ld 32832: " + std::to_string(bad) + " wrong");
     }
-    std::printf("%s: transposes and gemm past 2^31 elements checked\n", tag.c_str());
+    {  // conv2d: input and output offsets pass 2^31 (3 x 3 filter of small integers: exact)
+      Matrix<float> in(be, kRows, kCols, kLd), out(be, kRows, kCols, kLd), f(be, 3, 3);
+      for (index_t i = 0; i < kRows; ++i)
+        for (index_t j = 0; j < kCols; ++j) in.data()[i * kLd + j] = float((i * 3 + j) % 9) - 4.0f;
+      for (int q = 0; q < 9; ++q) f.data()[q] = float(q % 4) - 1.0f;
+      conv2d(v, in, f, out);
+      index_t bad = 0;
+      for (index_t i = 0; i < kRows; ++i)
+        for (index_t j = 0; j < kCols; ++j) {
+          double s = 0;
+          for (index_t fi = 0; fi < 3; ++fi)
+            for (index_t fj = 0; fj < 3; ++fj) {
+              const index_t y = i + fi - 1, x = j + fj - 1;
+              if (y >= 0 && y < kRows && x >= 0 && x < kCols) s += double(f.data()[fi * 3 + fj]) * in.data()[y * kLd + x];
+            }
+          bad += double(out.data()[i * kLd + j]) != s;
+        }
+      check(bad == 0, tag + " conv2d with input and output of ld 32832: " + std::to_string(bad) + " wrong");
+    }
+    std::printf("%s: transpose, gemm and conv2d past 2^31 elements checked\n", tag.c_str());
   }
 }
 
