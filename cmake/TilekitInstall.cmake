@@ -1,5 +1,6 @@
-# `cmake --install`: headers, libtilekit, the program, the backend plugins, the CMake package
-# (tilekitConfig.cmake, tilekitConfigVersion.cmake, tilekitTargets.cmake with tilekit::tilekit),
+# `cmake --install`: headers, libtilekit, the program, the backend plugins, libtilekit_blas, the
+# CMake package (tilekitConfig.cmake, tilekitConfigVersion.cmake, tilekitTargets.cmake with
+# tilekit::tilekit and tilekit::blas),
 # tilekit.pc, in the GNUInstallDirs places; and `cpack -G DEB` packs the same files.
 include(CMakePackageConfigHelpers)
 set(TILEKIT_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/tilekit)
@@ -22,6 +23,14 @@ if(TILEKIT_BUILD_CLI)
     set_target_properties(tilekit_cli PROPERTIES INSTALL_RPATH "$ORIGIN/${_tk_rel}")
   endif()
   install(TARGETS tilekit_cli RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
+if(TARGET tilekit_blas)
+  # libtilekit_blas (tilekit::blas in the package), and the file name Debian's libblas.so.3
+  # alternative points at (docs/blas.md): <libdir>/tilekit-blas/libblas.so.3 -> the library.
+  install(TARGETS tilekit_blas EXPORT tilekitTargets
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR} NAMELINK_COMPONENT Development)
+  install(FILES ${PROJECT_BINARY_DIR}/tilekit-blas/libblas.so.3 DESTINATION ${CMAKE_INSTALL_LIBDIR}/tilekit-blas)
 endif()
 
 install(EXPORT tilekitTargets NAMESPACE tilekit:: DESTINATION ${TILEKIT_CMAKE_DIR})
@@ -95,6 +104,9 @@ if(PROJECT_IS_TOP_LEVEL)
   # libamdhip64 a dependency, so it is not used).
   get_property(_tk_deps GLOBAL PROPERTY TILEKIT_EXPORT_DEB)
   list(PREPEND _tk_deps libfmt-dev)
+  if(TARGET tilekit_blas)
+    list(APPEND _tk_deps "libopenblas0 | libblas3")  # where libtilekit_blas forwards the other routines
+  endif()
   list(REMOVE_DUPLICATES _tk_deps)
   list(JOIN _tk_deps ", " CPACK_DEBIAN_PACKAGE_DEPENDS)
   set(CPACK_GENERATOR DEB)

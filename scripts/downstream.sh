@@ -66,6 +66,20 @@ if [ -n "$(find "$prefix" -name tilekit-cuda.so)" ]; then
     { echo "FAIL: cuda is not listed as unavailable with the loader's reason"; exit 1; }
 fi
 
+blas=$(find "$prefix" -name 'libtilekit_blas.so' -print -quit)
+if [ -n "$blas" ]; then
+  step "libtilekit_blas in place of -lblas (the BLAS program links it alone)"
+  g++ -O1 "$root/tests/blas/blas_smoke.cpp" -o "$tmp/blas-smoke" -L"$(dirname "$blas")" -ltilekit_blas \
+    -Wl,-rpath,"$(dirname "$blas")"
+  if readelf -d "$tmp/blas-smoke" | grep -E "NEEDED.*(libblas|openblas)"; then
+    echo "FAIL: the program needs another BLAS library"; exit 1
+  fi
+  out=$(TILEKIT_BLAS_BACKEND=serial TILEKIT_BLAS_VERBOSE=1 "$tmp/blas-smoke" 2>&1)
+  echo "$out"
+  grep -q "^tilekit-blas: 4 calls (sgemm 2, dgemm 2) on serial$" <<<"$out" || { echo "FAIL: no summary line"; exit 1; }
+  [ -L "$(dirname "$blas")/tilekit-blas/libblas.so.3" ] || { echo "FAIL: no tilekit-blas/libblas.so.3 link"; exit 1; }
+fi
+
 step "as a subproject (add_subdirectory; serial only, to keep it short)"
 mkdir -p "$tmp/parent"
 cp "$root/examples/downstream/main.cpp" "$root/examples/downstream/tile_kernel.hpp" "$tmp/parent/"
@@ -100,5 +114,5 @@ step "cpack -G DEB"
 (cd "$build" && cpack -G DEB -B "$tmp/deb" >"$tmp/cpack.log" 2>&1) || { cat "$tmp/cpack.log"; exit 1; }
 deb=$(find "$tmp/deb" -maxdepth 1 -name '*.deb' -print -quit)
 dpkg-deb --info "$deb" | grep -E "Package|Version|Depends"
-dpkg-deb --contents "$deb" | awk '{print $6}' | grep -E "bin/tilekit$|libtilekit|tilekitConfig.cmake|tilekit.pc|config.hpp|tilekit-.*\.so"
+dpkg-deb --contents "$deb" | awk '{print $6}' | grep -E "bin/tilekit$|libtilekit|tilekitConfig.cmake|tilekit.pc|config.hpp|tilekit-.*\.so|tilekit-blas/libblas.so.3"
 echo "downstream: ok"

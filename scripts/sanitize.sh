@@ -23,6 +23,11 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2}
 echo "== sanitizers: conformance suite"
 "$b/tests/tilekit_tests" --gtest_brief=1
+if [ -x "$b/tests/blas/tilekit_blas_tests" ]; then
+  echo "== sanitizers: libtilekit_blas (views of the caller's memory; the copies a GPU call makes)"
+  TILEKIT_BLAS_BACKEND=serial "$b/tests/blas/tilekit_blas_tests" --gtest_brief=1
+  TILEKIT_BLAS_BACKEND=serial TILEKIT_BLAS_STAGE=always "$b/tests/blas/tilekit_blas_tests" --gtest_brief=1
+fi
 echo "== sanitizers: campaign"
 bash "$root/scripts/campaign.sh" "$b" "${SANITIZE_CASES:-1000}"
 echo "== sanitizers: CLI smoke run"

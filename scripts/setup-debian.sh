@@ -7,7 +7,8 @@ pkgs=(build-essential cmake ninja-build pkg-config ccache
       libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev
       libopenblas-dev libhwy-dev libtrilinos-kokkos-dev hipcc
       librsvg2-bin   # rsvg-convert: the tests render the roofline plot to check it
-      python3)       # bench/run.py and bench/report.py (ctest bench.*)
+      python3        # bench/run.py and bench/report.py (ctest bench.*)
+      libblas-test python3-numpy)  # libtilekit_blas' tests: netlib's testers, numpy
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

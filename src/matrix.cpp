@@ -36,8 +36,30 @@ Matrix<T>::Matrix(Backend& be, index_t rows, index_t cols, index_t ld) : be_(&be
 }
 
 template <class T>
+Matrix<T> Matrix<T>::view(Backend& be, T* data, index_t rows, index_t cols, index_t ld) {
+  if (rows < 0 || cols < 0)
+    throw Error(fmt::format("matrix sizes must be non-negative, got {} x {}", rows, cols));
+  if (ld == 0) ld = cols;
+  if (ld < cols) throw Error(fmt::format("leading dimension {} is smaller than the {} columns", ld, cols));
+  checked_bytes(rows, ld, sizeof(T), fmt::format("a {} x {} matrix (ld {})", rows, cols, ld));
+  if (!be.host_accessible())
+    throw Error(fmt::format("backend '{}' keeps its matrices in device memory: a view of host memory needs a backend "
+                            "whose memory is host memory (serial, openmp, kokkos on a host space)",
+                            be.name()));
+  if (!data && rows > 0 && cols > 0) throw Error(fmt::format("a view of a {} x {} matrix needs memory, got null", rows, cols));
+  Matrix m;
+  m.be_ = &be;
+  m.data_ = data;
+  m.rows_ = rows;
+  m.cols_ = cols;
+  m.ld_ = ld;
+  m.owns_ = false;
+  return m;
+}
+
+template <class T>
 void Matrix<T>::release() noexcept {
-  if (data_ && be_) {
+  if (data_ && be_ && owns_) {
     std::lock_guard<std::recursive_mutex> lock(be_->call_mutex());
     be_->deallocate(data_);
   }

@@ -25,10 +25,38 @@ void check_variant(Backend& be, Variant v) {
   }
 }
 
-// Kernels index with 32-bit integers on GPUs; refuse what they could not address.
-void check_addressable(index_t elements, const char* what) {
-  if (elements >= (index_t(1) << 31))
-    throw Error(fmt::format("matrix {} has {} elements; tilekit supports fewer than 2^31 per matrix", what, elements));
+// Kernels that index with 32-bit integers (GPU kernels) address fewer than 2^31 elements; host
+// kernels index with 64 bits. Each backend says what its kernels address.
+void check_addressable(const Backend& be, index_t elements, const char* what) {
+  const index_t limit = be.max_matrix_elements();
+  if (elements > limit) {
+    if (limit == (index_t(1) << 31) - 1)
+      throw Error(fmt::format("matrix {} has {} elements; backend '{}' supports fewer than 2^31 per matrix", what,
+                              elements, be.name()));
+    throw Error(fmt::format("matrix {} has {} elements; backend '{}' supports at most {} per matrix", what, elements,
+                            be.name(), limit));
+  }
+}
+
+// Whether two matrices share an element. Views of one array (the blocks of a BLAS caller's
+// workspace) interleave their rows without sharing any: with one leading dimension, the test is
+// exact; otherwise the spans from first to last element are compared.
+template <class T>
+bool overlaps(const Matrix<T>& x, const Matrix<T>& y) {
+  if (x.empty() || y.empty()) return false;
+  using U = std::uintptr_t;
+  const U e = sizeof(T), px = reinterpret_cast<U>(x.data()), py = reinterpret_cast<U>(y.data());
+  const U span_x = (U(x.rows() - 1) * U(x.ld()) + U(x.cols())) * e, span_y = (U(y.rows() - 1) * U(y.ld()) + U(y.cols())) * e;
+  if (px >= py + span_y || py >= px + span_x) return false;
+  if (x.ld() != y.ld() || (px > py ? px - py : py - px) % e != 0) return true;
+  // Call the one that starts first f, the other g: g starts d = q * ld + r elements (0 <= r < ld)
+  // after f, so g's row i begins at f's row q + i, column r. Its columns [r, r + cols_g) meet f's
+  // row q + i where r < cols_f, and spill into f's row q + i + 1 (columns [0, r + cols_g - ld))
+  // where r + cols_g > ld: row 0 of g is the first to meet each.
+  const Matrix<T>& f = px <= py ? x : y;
+  const Matrix<T>& g = px <= py ? y : x;
+  const index_t ld = x.ld(), d = index_t((px <= py ? py - px : px - py) / e), q = d / ld, r = d % ld;
+  return (q < f.rows() && r < f.cols()) || (r + g.cols() > ld && q + 1 < f.rows());
 }
 
 // An output that shares storage with an input would be read after being written (the
@@ -36,9 +64,7 @@ void check_addressable(index_t elements, const char* what) {
 template <class T>
 void check_no_alias(const Matrix<T>& out, const char* out_name, const Matrix<T>& in, const char* in_name) {
   if (!out.data() || !in.data()) return;
-  const auto lo = [](const Matrix<T>& m) { return reinterpret_cast<std::uintptr_t>(m.data()); };
-  const auto hi = [&](const Matrix<T>& m) { return lo(m) + std::uintptr_t(m.storage_elements()) * sizeof(T); };
-  if (lo(out) < hi(in) && lo(in) < hi(out))
+  if (overlaps(out, in))
     throw Error(fmt::format("output {} overlaps input {} (tilekit operations are out-of-place: give {} its own matrix)",
                             out_name, in_name, out_name));
 }
@@ -91,8 +117,8 @@ std::pair<Backend*, Problem> check_gemm(Variant v, const Matrix<T>& a, const Mat
   if (a.cols() != b.rows() || a.rows() != c.rows() || b.cols() != c.cols())
     throw Error(fmt::format("gemm shapes do not match: A is {}x{}, B is {}x{}, C is {}x{} (need A: m x k, B: k x n, C: m x n)",
                             a.rows(), a.cols(), b.rows(), b.cols(), c.rows(), c.cols()));
-  for (auto [m, name] : {std::pair{&a, "A"}, std::pair{&b, "B"}, std::pair{&c, "C"}})
-    check_addressable(m->storage_elements(), name);
+  for (auto [m, name] : {std::pair{&a, "A"}, std::pair{&b, "B"}, std::pair{(const Matrix<T>*)&c, "C"}})
+    check_addressable(be, m->storage_elements(), name);
   check_no_alias(c, "C", a, "A");
   check_no_alias(c, "C", b, "B");
   return {&be, Problem{Op::gemm, dtype_of<T>(), c.rows(), c.cols(), a.cols()}};
@@ -106,8 +132,8 @@ std::pair<Backend*, Problem> check_transpose(Variant v, const Matrix<T>& in, con
   if (out.rows() != in.cols() || out.cols() != in.rows())
     throw Error(fmt::format("transpose shapes do not match: in is {}x{}, out is {}x{} (need {}x{})", in.rows(),
                             in.cols(), out.rows(), out.cols(), in.cols(), in.rows()));
-  check_addressable(in.storage_elements(), "in");
-  check_addressable(out.storage_elements(), "out");
+  check_addressable(be, in.storage_elements(), "in");
+  check_addressable(be, out.storage_elements(), "out");
   check_no_alias(out, "out", in, "in");
   return {&be, Problem{Op::transpose, dtype_of<T>(), in.rows(), in.cols(), 0}};
 }
@@ -127,8 +153,8 @@ std::pair<Backend*, Problem> check_conv2d(Variant v, const Matrix<T>& in, const 
   if (out.rows() != in.rows() || out.cols() != in.cols())
     throw Error(fmt::format("conv2d output must match the input: in is {}x{}, out is {}x{}", in.rows(), in.cols(),
                             out.rows(), out.cols()));
-  check_addressable(in.storage_elements(), "in");
-  check_addressable(out.storage_elements(), "out");
+  check_addressable(be, in.storage_elements(), "in");
+  check_addressable(be, out.storage_elements(), "out");
   check_no_alias(out, "out", in, "in");
   check_no_alias(out, "out", filter, "filter");
   return {&be, Problem{Op::conv2d, dtype_of<T>(), in.rows(), in.cols(), r}};
@@ -201,11 +227,16 @@ void conv2d(const Plan& pl, const Matrix<T>& in, const Matrix<T>& filter, Matrix
   run_conv2d(*be, pl, in, filter, out);
 }
 
-void validate_problem(const Problem& p) {
+void validate_problem(const Problem& p, const Backend* be) {
   if (p.m < 0 || p.n < 0 || p.k < 0)
     throw Error(fmt::format("{} sizes must be non-negative, got m={} n={} k={}", to_string(p.op), p.m, p.n, p.k));
   auto elements = [&](index_t r, index_t c, const char* what) {
-    check_addressable(checked_mul(r, c, fmt::format("{} {}", to_string(p.op), what)), what);
+    const index_t count = checked_mul(r, c, fmt::format("{} {}", to_string(p.op), what));
+    if (be)
+      check_addressable(*be, count, what);
+    else if (count >= (index_t(1) << 31))
+      throw Error(fmt::format("matrix {} has {} elements; tilekit supports fewer than 2^31 per matrix on every backend",
+                              what, count));
   };
   switch (p.op) {
     case Op::gemm:

@@ -36,6 +36,17 @@ Tuning choice(std::string name, std::string backend, std::vector<std::string> va
   t.sweep_values = std::move(sweep);
   return t;
 }
+Tuning integer(std::string name, std::string backend, std::int64_t lo, std::int64_t hi, std::int64_t def,
+               std::string doc) {
+  Tuning t;
+  t.name = std::move(name);
+  t.backend = std::move(backend);
+  t.min = lo;
+  t.max = hi;
+  t.default_value = std::to_string(def);
+  t.doc = std::move(doc);
+  return t;
+}
 // A tuning whose every value but the default is a measured alternative.
 Tuning alternatives(std::string name, std::string backend, std::vector<std::string> values, std::string def,
                     std::string doc) {
@@ -113,12 +124,25 @@ std::vector<Tuning> make_table() {
                            "optimized gemm: the team's grid over C, RxC with R*C threads (auto: the cost model's)"));
   t.back().pattern = "RxC";
   t.back().pattern_is_sweep = true;
+  // ---- libtilekit_blas (docs/blas.md): the drop-in BLAS's own settings
+  t.push_back(choice("blas.backend", "blas", {"auto", "serial", "openmp", "kokkos", "cuda", "hip"}, "auto",
+                     "the backend sgemm_/dgemm_/cblas_?gemm run on (auto: the available one of highest priority)"));
+  t.push_back(integer("blas.verbose", "blas", 0, 2, 0,
+                      "0 silent; 1 one summary line at exit (tilekit-blas: N calls ... on BACKEND); 2 also a line per call"));
+  t.push_back(integer("blas.gpu_min", "blas", 0, (std::int64_t(1) << 31) - 1, 1024,
+                      "a call runs on a GPU backend only when m, n and k are all at least this; below, on the best CPU backend"));
+  t.push_back(choice("blas.stage", "blas", {"auto", "always"}, "auto",
+                     "copy the operands into backend matrices only where backend memory is not host memory, or always"));
+  t.push_back(choice("blas.system", "blas", {"default"}, "default",
+                     "the BLAS library the routines tilekit does not implement come from (default: OpenBLAS, then the reference BLAS)"));
+  t.back().pattern = "a library file name or path";
   std::sort(t.begin(), t.end(), [](const Tuning& a, const Tuning& b) { return a.name < b.name; });
   return t;
 }
 
 // Values some tunings accept beyond their list: a pattern, checked here.
 bool accepts_pattern(const Tuning& t, const std::string& v) {
+  if (t.name == "blas.system") return !v.empty();
   if (t.name == "openmp.gemm.grid") {
     int r = 0, c = 0;
     char tail = 0;

@@ -215,6 +215,11 @@ class KokkosBackend final : public Backend {
   bool available() const override { return unavailable_.empty(); }
   std::string unavailable_reason() const override { return unavailable_; }
   int priority() const override { return exec_on_gpu() ? 80 : 20; }
+  // Host spaces: the kernels read and write ordinary host memory, and the host reads theirs.
+  bool host_accessible() const override {
+    return Kokkos::SpaceAccessibility<Exec, Kokkos::HostSpace>::accessible &&
+           Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
+  }
 
   static std::size_t matrix_alignment() {
     return tuning_choice<std::size_t>("kokkos.align", {{"256", 256}, {"4096", 4096}, {"kokkos", 0}});

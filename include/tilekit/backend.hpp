@@ -60,6 +60,14 @@ class Backend {
   bool supports(Variant v) const;
 
   // ---- memory (bytes; pointers are backend memory, host pointers are ordinary host memory)
+  // Whether this backend's memory is ordinary host memory that the calling thread may read and
+  // write (serial, openmp, Kokkos host spaces): Matrix<T>::view can then wrap memory the caller
+  // owns, with no copy.
+  virtual bool host_accessible() const { return false; }
+  // The most elements (rows x ld) one matrix may have on this backend: kernels that index with
+  // 32-bit integers (GPU kernels, and Kokkos' kernels, which are the same on every space) address
+  // fewer than 2^31; host kernels index with 64 bits.
+  virtual index_t max_matrix_elements() const { return (index_t(1) << 31) - 1; }
   virtual void* allocate(std::size_t bytes) = 0;
   virtual void deallocate(void* p) noexcept = 0;
   virtual void copy_to_device(void* dst, const void* host_src, std::size_t bytes) = 0;

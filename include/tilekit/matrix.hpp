@@ -17,6 +17,12 @@ class Matrix {
   Matrix() = default;
   // ld = 0 means ld = cols. Throws on negative sizes or ld < cols.
   Matrix(Backend& be, index_t rows, index_t cols, index_t ld = 0);
+  // A matrix over memory the caller owns (data[i * ld + j]), for a backend whose memory is host
+  // memory (Backend::host_accessible()): nothing is allocated, copied or freed, and `data` must
+  // outlive the view. Operations read only the rows x cols elements (and write them when it is
+  // an output), never the padding. Throws as the constructor does, or when the backend's memory
+  // is not host memory, or data is null for a non-empty matrix.
+  static Matrix view(Backend& be, T* data, index_t rows, index_t cols, index_t ld = 0);
   ~Matrix() { release(); }
   Matrix(Matrix&& o) noexcept { *this = std::move(o); }
   Matrix& operator=(Matrix&& o) noexcept {
@@ -27,6 +33,7 @@ class Matrix {
       rows_ = std::exchange(o.rows_, 0);
       cols_ = std::exchange(o.cols_, 0);
       ld_ = std::exchange(o.ld_, 0);
+      owns_ = std::exchange(o.owns_, true);
     }
     return *this;
   }
@@ -38,6 +45,7 @@ class Matrix {
   index_t ld() const { return ld_; }
   index_t storage_elements() const { return rows_ * ld_; }
   bool empty() const { return rows_ == 0 || cols_ == 0; }
+  bool is_view() const { return !owns_; }
   T* data() { return data_; }  // backend memory: dereference only on host backends
   const T* data() const { return data_; }
   Backend* backend() const { return be_; }
@@ -51,6 +59,7 @@ class Matrix {
   Backend* be_ = nullptr;
   T* data_ = nullptr;
   index_t rows_ = 0, cols_ = 0, ld_ = 0;
+  bool owns_ = true;
 };
 
 extern template class Matrix<float>;

@@ -25,9 +25,10 @@ void conv2d(Variant v, const Matrix<T>& in, const Matrix<T>& filter, Matrix<T>& 
             const TileConfig& tile = {});
 
 // Checks a problem's shape before anything is allocated, with the same rules (and messages)
-// the operations apply to matrices: non-negative sizes, fewer than 2^31 elements per matrix,
+// the operations apply to matrices on `be`: non-negative sizes, no more elements per matrix than
+// be->max_matrix_elements() (without a backend: fewer than 2^31, what every backend addresses),
 // an odd conv2d filter from 1 to kMaxFilter. Throws tilekit::Error.
-void validate_problem(const Problem& p);
+void validate_problem(const Problem& p, const Backend* be = nullptr);
 // Bytes of the problem's operands (inputs and output, densely stored) on the backend, by
 // checked arithmetic: what a call needs allocated before it can run.
 std::size_t operand_bytes(const Problem& p);

@@ -49,6 +49,8 @@ class HostBackend : public Backend {
  public:
   // Measured with info().compute_units threads: serial 1, openmp all.
   Ceilings measure_ceilings() override;
+  bool host_accessible() const override { return true; }
+  index_t max_matrix_elements() const override { return INT64_MAX; }
   void* allocate(std::size_t bytes) override;
   void deallocate(void* p) noexcept override;
   void copy_to_device(void* dst, const void* src, std::size_t bytes) override;

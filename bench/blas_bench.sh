@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# libtilekit_blas' figures:
+#
+#   bench/blas_bench.sh [build-dir] [entry] [numpy] [crossover] [device]   (default: entry numpy)
+#
+#   entry      the BLAS entry (sgemm_/dgemm_ on heap memory and on tilekit's memory) against
+#              tilekit::gemm at 2048 on openmp, in one process, median of 5 after a warm-up,
+#              alternating (tilekit_blas_bench); target: BLAS / tilekit >= 0.97.
+#   numpy      numpy's a @ b at 4096 (float32 and float64) through tilekit (LD_PRELOAD, openmp)
+#              and through OpenBLAS (numpy's libblas.so.3), each in its own process, the two
+#              processes alternating, each the median of 5 after a warm-up; same thread count
+#              (OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = the CPUs), OPENBLAS_CORETYPE as the
+#              environment has it (printed).
+#   crossover  a GPU machine: sgemm_ from host memory on cuda (TILEKIT_BLAS_GPU_MIN=0) and on
+#              openmp at 256..8192, and the smallest size from which cuda is faster: what
+#              TILEKIT_BLAS_GPU_MIN should be.
+#   device     a GPU machine: at 16384, the host-memory SGEMM/DGEMM through the BLAS as a
+#              fraction of tilekit::gemm on device memory (cuda; target >= 0.85).
+# Lines starting with RESULT are for the bench driver.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build
+if (($#)) && [[ -d $1 ]]; then
+  build=$(cd "$1" && pwd)
+  shift
+fi
+modes=("$@")
+((${#modes[@]})) || modes=(entry numpy)
+lib=$build/libtilekit_blas.so
+bench=$build/tilekit_blas_bench
+[[ -f $lib && -x $bench ]] || { echo "build libtilekit_blas and tilekit_blas_bench in $build first" >&2; exit 2; }
+threads=$(nproc)
+export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $threads CPUs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "OMP_NUM_THREADS=$OMP_NUM_THREADS OPENBLAS_NUM_THREADS=$OPENBLAS_NUM_THREADS OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE-(unset)}"
+
+py=/usr/bin/python3
+numpy_run() {  # <dtype> <n> <reps>: median seconds of a @ b after a warm-up, and the BLAS numpy used
+  "$py" - "$@" <<'EOF'
+import ctypes, sys, time
+import numpy as np
+dtype, n, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+rng = np.random.default_rng(0)
+a = rng.standard_normal((n, n)).astype(dtype)
+b = rng.standard_normal((n, n)).astype(dtype)
+a @ b
+t = []
+for _ in range(reps):
+    t0 = time.perf_counter()
+    a @ b
+    t.append(time.perf_counter() - t0)
+t.sort()
+core = ""
+try:
+    ob = ctypes.CDLL("libopenblas.so.0")
+    ob.openblas_get_corename.restype = ctypes.c_char_p
+    core = ob.openblas_get_corename().decode()
+except OSError:
+    pass
+print(f"{t[len(t) // 2]:.6f} {core}")
+EOF
+}
+
+for mode in "${modes[@]}"; do
+  case $mode in
+    entry)
+      for dt in float double; do "$bench" --backend openmp --size 2048 --reps 5 --dtype "$dt"; done
+      ;;
+    numpy)
+      for dt in float32 float64; do
+        tk=() ob=()
+        for round in 1 2 3; do
+          read -r s _ < <(LD_PRELOAD=$lib TILEKIT_BLAS_BACKEND=openmp numpy_run "$dt" 4096 5)
+          tk+=("$s")
+          read -r s core < <(numpy_run "$dt" 4096 5)
+          ob+=("$s")
+        done
+        med() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
+        t_tk=$(med "${tk[@]}") t_ob=$(med "${ob[@]}")
+        awk -v dt="$dt" -v a="$t_tk" -v b="$t_ob" -v core="$core" 'BEGIN {
+          f = 2 * 4096 ^ 3
+          printf "numpy a @ b %s 4096: tilekit (openmp) %.3f s %.1f GFLOP/s, OpenBLAS (%s) %.3f s %.1f GFLOP/s: tilekit / OpenBLAS speed %.3f\n", dt, a, f / a * 1e-9, core, b, f / b * 1e-9, b / a
+          printf "RESULT numpy_matmul dtype=%s n=4096 tilekit_s=%.6f openblas_s=%.6f ratio=%.4f\n", dt, a, b, b / a }'
+      done
+      ;;
+    crossover)
+      sizes=256,384,512,768,1024,1536,2048,3072,4096,6144,8192
+      for dt in float double; do
+        TILEKIT_BLAS_GPU_MIN=0 "$bench" --backend cuda --sizes $sizes --reps 5 --dtype $dt | tee /tmp/blas_cuda.$$
+        "$bench" --backend openmp --sizes $sizes --reps 5 --dtype $dt | tee /tmp/blas_omp.$$
+        paste <(sed -n 's/.* n=\([0-9]*\) .* s=\([0-9.]*\) .*/\1 \2/p' /tmp/blas_cuda.$$) \
+              <(sed -n 's/.* s=\([0-9.]*\) .*/\1/p' /tmp/blas_omp.$$) |
+          awk -v dt=$dt '{ if (!found && $2 < $3) { found = $1 } } END {
+            printf "RESULT blas_crossover dtype=%s n=%s\n", dt, found ? found : "none" }'
+        rm -f /tmp/blas_cuda.$$ /tmp/blas_omp.$$
+      done
+      ;;
+    device)
+      for dt in float double; do TILEKIT_BLAS_GPU_MIN=0 "$bench" --backend cuda --size 16384 --reps 5 --dtype $dt; done
+      ;;
+    *) echo "unknown mode '$mode' (entry, numpy, crossover, device)" >&2; exit 2 ;;
+  esac
+done
