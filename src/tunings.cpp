@@ -83,6 +83,9 @@ std::vector<Tuning> make_table() {
              "naive gemm on GPUs: four taps' loads before their FMAs, or the plain loop"),
       choice("kokkos.gemm.block", "kokkos", {"auto", "patch", "strip", "vstore"}, "auto",
              "optimized gemm's generic GPU block: thread mapping and B stores (auto: vstore float, patch double)"),
+      choice("kokkos.dgemm.kernel", "kokkos", {"mma", "mma3", "block"}, "mma",
+             "optimized double gemm on CUDA sm_80+: the cuda DMMA block body in a team (two teams an SM; mma3: "
+             "registers capped for three), or the generic block"),
       choice("kokkos.sgemm.kernel", "kokkos", {"sm90", "cub", "block"}, "sm90",
              "optimized float gemm on sm_90: the cuda block body where it fills the GPU, at every size, or the generic block"),
       choice("kokkos.transpose.kernel", "kokkos", {"block", "lanes"}, "block",
@@ -97,6 +100,10 @@ std::vector<Tuning> make_table() {
              "optimized conv2d on CUDA: window rows sector-aligned and copied by lines, sector-aligned, or vector-padded"),
       choice("kokkos.conv2d.bounds", "kokkos", {"none", "occ"}, "none",
              "optimized conv2d on CUDA: launch bounds as cuda's kernel, or capped registers for occupancy"),
+      // ---- every GPU backend's gemm arithmetic
+      choice("gemm.precision", "cuda, kokkos", {"fp32", "tf32x3"}, "fp32",
+             "optimized float gemm: FP32 FMA, or tf32x3 (FP32-accurate, three TF32 tensor-core products; NVIDIA "
+             "sm_80+, an error on other GPUs; CPU backends compute FP32 FMA, never less accurate)"),
       // ---- cuda and hip (one GPU source)
       choice("cuda.sgemm.kernel", "cuda",
              {"auto",     "sm80",     "warp2",     "warp3",    "warp4",    "big3",     "big4",     "dual3",
