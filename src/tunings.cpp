@@ -83,9 +83,8 @@ std::vector<Tuning> make_table() {
              "naive gemm on GPUs: four taps' loads before their FMAs, or the plain loop"),
       choice("kokkos.gemm.block", "kokkos", {"auto", "patch", "strip", "vstore"}, "auto",
              "optimized gemm's generic GPU block: thread mapping and B stores (auto: vstore float, patch double)"),
-      choice("kokkos.dgemm.kernel", "kokkos", {"mma", "mma3", "block"}, "mma",
-             "optimized double gemm on CUDA sm_80+: the cuda DMMA block body in a team (two teams an SM; mma3: "
-             "registers capped for three), or the generic block"),
+      choice("kokkos.dgemm.kernel", "kokkos", {"mma", "block"}, "mma",
+             "optimized double gemm on CUDA sm_80+: the cuda DMMA block body in a team, or the generic block"),
       choice("kokkos.sgemm.kernel", "kokkos", {"sm90", "cub", "block"}, "sm90",
              "optimized float gemm on sm_90: the cuda block body where it fills the GPU, at every size, or the generic block"),
       choice("kokkos.transpose.kernel", "kokkos", {"block", "lanes"}, "block",

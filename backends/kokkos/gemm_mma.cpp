@@ -33,11 +33,12 @@ KOKKOS_INLINE_FUNCTION T* stages_of(const Member& team, std::size_t bytes) {
 }
 
 // gemm_dmma_block, 64x64x16, 2x2 warps of 32x32, m16n8k16 (sm_90; on sm_80 the same registers
-// feed its 8 m8n8k4), 2 stages.
-template <int kMinBlocks, bool kBar>
+// feed its 8 m8n8k4), 2 stages. (Bounded for two teams an SM, ptxas gives it 165-168 registers:
+// three fit.)
+template <bool kBar>
 struct DmmaTeam {
   static constexpr int BM = 64, BN = 64, WARPS_M = 2, WARPS_N = 2, NT = 32 * WARPS_M * WARPS_N, kStages = 2;
-  using Policy = Kokkos::TeamPolicy<Kokkos::Cuda, Kokkos::LaunchBounds<NT, kMinBlocks>>;
+  using Policy = Kokkos::TeamPolicy<Kokkos::Cuda, Kokkos::LaunchBounds<NT, 2>>;
   gpu::GemmParams<double> g;
   int tiles_x, tiles_y, vec, cvec;
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
@@ -82,11 +83,13 @@ struct Device {
 const Device& device() {
   static const Device d = [] {
     Device r;
+#if KOKKOS_VERSION >= 40000
     if (exec_is_cuda()) {
       const cudaDeviceProp& prop = Kokkos::Cuda().cuda_device_prop();
       r.major = prop.major;
       r.smem_per_block = prop.sharedMemPerBlock;
     }
+#endif
     return r;
   }();
   return d;
@@ -117,12 +120,8 @@ bool tf32x3_here() {
                 "sm_80 or later, which this Kokkos device is not; gemm.precision=fp32 runs FP32 FMA");
   return true;
 }
-enum class Dgemm { mma, mma3, block };
-Dgemm dgemm_choice() {
-  const std::string v = tilekit::tuning("kokkos.dgemm.kernel");
-  return v == "mma3" ? Dgemm::mma3 : v == "block" ? Dgemm::block : Dgemm::mma;
-}
-bool dgemm_here() { return tensor_cores() && dgemm_choice() != Dgemm::block; }
+// kokkos.dgemm.kernel: mma (the DMMA team where it runs) or block (gemm.cpp's generic block).
+bool dgemm_here() { return tensor_cores() && tilekit::tuning("kokkos.dgemm.kernel") != "block"; }
 
 bool same(const TileConfig& a, const TileConfig& b) { return a.rows == b.rows && a.cols == b.cols && a.depth == b.depth; }
 
@@ -154,12 +153,11 @@ std::optional<Launch> plan(DType dt, const Problem& p, const TileConfig& t) {
                "multiply-add (mma.sync m16n8k8), 2x2 warps of 64x32, 3 cp.async stages in team scratch";
   } else {
     if (!dgemm_here() || !same(t, dgemm_tile())) return std::nullopt;
-    using F = DmmaTeam<2, true>;
+    using F = DmmaTeam<true>;
     l.team = F::NT;
     l.scratch = F::scratch_bytes();
     l.kernel = std::string("the cuda backend's DMMA block (gemm_dmma_block) in a Kokkos team: FP64 tensor cores (mma.sync ") +
-               (device().major >= 9 ? "m16n8k16" : "m8n8k4") + "), 2x2 warps of 32x32, 2 cp.async stages in team scratch" +
-               (dgemm_choice() == Dgemm::mma3 ? ", registers capped for three teams an SM" : "");
+               (device().major >= 9 ? "m16n8k16" : "m8n8k4") + "), 2x2 warps of 32x32, 2 cp.async stages in team scratch";
   }
   if (!launches(l.team, l.scratch))
     throw Error("gemm optimized tile " + t.str() + ": its team needs " + std::to_string(l.scratch) +
@@ -209,13 +207,8 @@ void gemm(const GemmArgs<double>& a, const TileConfig& t) {
   const int tx = tiles(a.n, t.cols), ty = tiles(a.m, t.rows);
   const int vec = aligned(g.a, 16) && aligned(g.b, 16) && g.lda % 2 == 0 && g.ldb % 2 == 0;
   const int cvec = aligned(g.c, 16) && g.ldc % 2 == 0;
-  const bool three = dgemm_choice() == Dgemm::mma3;
-  if (barrier_is_block()) {
-    if (three) return launch("tilekit::kokkos::gemm_dmma", tx * ty, DmmaTeam<3, true>{g, tx, ty, vec, cvec});
-    return launch("tilekit::kokkos::gemm_dmma", tx * ty, DmmaTeam<2, true>{g, tx, ty, vec, cvec});
-  }
-  if (three) return launch("tilekit::kokkos::gemm_dmma", tx * ty, DmmaTeam<3, false>{g, tx, ty, vec, cvec});
-  return launch("tilekit::kokkos::gemm_dmma", tx * ty, DmmaTeam<2, false>{g, tx, ty, vec, cvec});
+  if (barrier_is_block()) return launch("tilekit::kokkos::gemm_dmma", tx * ty, DmmaTeam<true>{g, tx, ty, vec, cvec});
+  return launch("tilekit::kokkos::gemm_dmma", tx * ty, DmmaTeam<false>{g, tx, ty, vec, cvec});
 #else
   (void)a, (void)t;
 #endif

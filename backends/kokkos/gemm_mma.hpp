@@ -3,8 +3,8 @@
 // level-0 team scratch = the shared stages, as gemm.cpp's Sm90Team):
 //   double  gemm_dmma_block (backends/gpu/gemm_dmma.cuh), the FP64 tensor cores: 64x64x16, 4 warps
 //           of 32x32, 2 stages (37888 bytes: Kokkos gives a team at most 48 KiB, in which neither
-//           three stages of any DMMA tile nor two of 128x64 fit). kokkos.dgemm.kernel: mma (two
-//           teams an SM), mma3 (registers capped for three), block (gemm.cpp's generic block).
+//           three stages of any DMMA tile nor two of 128x64 fit). kokkos.dgemm.kernel: mma, or
+//           block (gemm.cpp's generic block).
 //   float   gemm_tf32x3_block (backends/gpu/gemm_tf32x3.cuh) under gemm.precision=tf32x3: 128x64x16,
 //           4 warps of 64x32, 3 stages (44544 bytes), the cuda backend's second compiled shape.
 // docs/design/kokkos-gemm-mma.md. Elsewhere (host spaces, other GPUs, before sm_80) nothing here
