@@ -87,6 +87,8 @@ std::vector<Tuning> make_table() {
                    "naive gemm: four taps' loads before their FMAs, or the plain loop"),
       alternatives("kokkos.gemm.block", "kokkos", {"auto", "patch", "strip", "vstore"}, "auto",
                    "optimized gemm's GPU block: thread mapping and B stores (auto: vstore in float, patch in double)"),
+      choice("kokkos.dgemm.kernel", "kokkos", {"mma", "block"}, "mma",
+             "optimized double gemm on CUDA sm_80+: the cuda DMMA block body in a team, or the generic block (also the step-down elsewhere)"),
       alternatives("kokkos.sgemm.kernel", "kokkos", {"sm90", "cub", "block"}, "sm90",
                    "optimized float gemm on sm_90: the cuda block body where it fills the GPU, that body at every size, "
                    "or the generic block"),
@@ -103,6 +105,10 @@ std::vector<Tuning> make_table() {
                    "or vector-padded"),
       alternatives("kokkos.conv2d.bounds", "kokkos", {"none", "occ"}, "none",
                    "optimized conv2d on CUDA: launch bounds as cuda's kernel, or registers capped for occupancy"),
+      // ---- every GPU backend's gemm arithmetic (docs/design/gpu-sgemm-tf32x3.md)
+      choice("gemm.precision", "cuda, kokkos", {"fp32", "tf32x3"}, "fp32",
+             "optimized float gemm: FP32 FMA, or tf32x3 (FP32-accurate, three TF32 tensor-core products; NVIDIA "
+             "sm_80+, an error on other GPUs; CPU backends compute FP32 FMA, never less accurate)"),
       // ---- cuda and hip (one GPU source: docs/design/gpu-*.md)
       alternatives("cuda.sgemm.kernel", "cuda",
                    {"auto", "dual3efzs", "cub3efzs", "big3ef", "ddual3", "sm80", "dual3efz", "cub3efz", "cub3efzb"}, "auto",

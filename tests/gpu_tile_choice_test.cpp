@@ -50,6 +50,7 @@ DeviceProps h200() {
   d.l2_bytes = 60u * 1024 * 1024;
   d.async_copy = true;  // cp.async, sm_80 and later
   d.fp64_mma = true;    // mma.sync f64 (DMMA), sm_80 and later
+  d.tf32_mma = true;    // mma.sync .tf32, sm_80 and later
   return d;
 }
 
@@ -426,6 +427,7 @@ DeviceProps v100() {
   d.smem_reserved_per_block = 0;
   d.async_copy = false;
   d.fp64_mma = false;
+  d.tf32_mma = false;
   return d;
 }
 
@@ -536,6 +538,94 @@ TEST(TileChoiceDmma, TuningChoosesTheShapeOrTheSimtKernel) {
   }
   EXPECT_THROW(DmmaEnv("m8n8k8"), Error);  // not a value: refused when set
   EXPECT_EQ(plan_launch(h200(), Variant::optimized, p, {}).dmma, 16816);
+}
+
+// ---- gemm.precision=tf32x3: the 3xTF32 float gemm (gemm_tf32x3.cuh) -------------------------
+
+// Sets gemm.precision=tf32x3 for one scope.
+struct Tf32x3Precision {
+  Tf32x3Precision() { tilekit::set_tuning("gemm.precision", "tf32x3"); }
+  ~Tf32x3Precision() { tilekit::set_tuning("gemm.precision", "fp32"); }
+};
+
+TEST(TileChoiceTf32x3, H200FloatGemmRunsThreeTf32ProductsOnlyWhenAsked) {
+  const DeviceProps d = h200();
+  const Problem p{Op::gemm, DType::f32, 8192, 8192, 8192};
+  EXPECT_EQ(plan_launch(d, Variant::optimized, p, {}).tf32x3, 0);  // the default: FP32 FMA
+  Tf32x3Precision on;
+  const LaunchPlan pl = plan_launch(d, Variant::optimized, p, {});
+  SCOPED_TRACE(describe(d, Variant::optimized, p, pl));
+  expect_launchable(d, Variant::optimized, p, pl);
+  EXPECT_EQ(pl.tf32x3, 1);
+  EXPECT_EQ(pl.sgemm, 0);
+  EXPECT_EQ(pl.tile.str(), (TileConfig{128, 128, 32}.str()));
+  EXPECT_EQ(pl.threads(), 256);  // 2 x 4 warps of 64 x 32
+  EXPECT_EQ(pl.block_y, 1);
+  EXPECT_EQ(pl.smem_bytes, 3u * (128 * 36 + 32 * 136) * 4);  // 107520: three padded stages
+  EXPECT_EQ(pl.dynamic_smem_bytes, pl.smem_bytes);
+  EXPECT_TRUE(pl.needs_optin);
+  EXPECT_EQ(pl.regs_estimate, 242);
+  EXPECT_EQ(pl.occupancy.blocks_per_sm, 1);
+  EXPECT_NE(pl.kernel.find("3xTF32"), std::string::npos);
+  // The resolved tile passed back plans the same kernel (one plan per call).
+  const LaunchPlan again = plan_launch(d, Variant::optimized, p, pl.tile);
+  EXPECT_EQ(again.tf32x3, 1);
+  EXPECT_EQ(again.kernel, pl.kernel);
+  // Problems with fewer 128x128 blocks than SMs, and the explicit 48 KiB shape: 128x64x16.
+  for (const auto& [q, t] : {std::pair{Problem{Op::gemm, DType::f32, 100, 200, 50}, TileConfig{}},
+                             std::pair{p, TileConfig{128, 64, 16}}, std::pair{Problem{Op::gemm, DType::f32, 1, 1, 1}, TileConfig{}}}) {
+    const LaunchPlan s = plan_launch(d, Variant::optimized, q, t);
+    expect_launchable(d, Variant::optimized, q, s);
+    EXPECT_EQ(s.tf32x3, 2);
+    EXPECT_EQ(s.tile.str(), (TileConfig{128, 64, 16}.str()));
+    EXPECT_EQ(s.threads(), 128);
+    EXPECT_EQ(s.smem_bytes, 3u * (128 * 20 + 16 * 72) * 4);  // 44544: under 48 KiB
+    EXPECT_FALSE(s.needs_optin);
+    EXPECT_EQ(s.occupancy.blocks_per_sm, 2);
+  }
+  // Any other tile is refused, naming the compiled ones.
+  try {
+    plan_launch(d, Variant::optimized, p, {128, 128, 16});
+    ADD_FAILURE() << "a tile the 3xTF32 kernel is not compiled for was accepted";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("128x128x32"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("128x64x16"), std::string::npos) << msg;
+  }
+  // Double, and the naive and tiled float kernels, keep their own arithmetic.
+  const Problem pd{Op::gemm, DType::f64, 4096, 4096, 4096};
+  EXPECT_EQ(plan_launch(d, Variant::optimized, pd, {}).tf32x3, 0);
+  EXPECT_EQ(plan_launch(d, Variant::optimized, pd, {}).dmma, 16816);
+  EXPECT_EQ(plan_launch(d, Variant::naive, p, {}).tf32x3, 0);
+  EXPECT_EQ(plan_launch(d, Variant::tiled, p, {}).tf32x3, 0);
+}
+
+TEST(TileChoiceTf32x3, RefusedWhereThereAreNoTf32TensorCoresAndFittedToTheOptIn) {
+  Tf32x3Precision on;
+  const Problem p{Op::gemm, DType::f32, 4096, 4096, 4096};
+  for (const DeviceProps& d : {v100(), mi250x(), mi300x()}) {
+    SCOPED_TRACE(d.name);
+    try {
+      plan_launch(d, Variant::optimized, p, {});
+      ADD_FAILURE() << "3xTF32 planned without TF32 tensor cores";
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("gemm.precision=tf32x3"), std::string::npos) << msg;
+      EXPECT_NE(msg.find("sm_80"), std::string::npos) << msg;
+    }
+    EXPECT_EQ(plan_launch(d, Variant::naive, p, {}).tf32x3, 0);  // the other variants are unaffected
+  }
+  // A100: the big shape; an sm_86 part (99 KiB opt-in): 107520 bytes do not fit, 128x64x16 does.
+  EXPECT_EQ(plan_launch(a100(), Variant::optimized, p, {}).tf32x3, 1);
+  const LaunchPlan s = plan_launch(sm86(), Variant::optimized, p, {});
+  expect_launchable(sm86(), Variant::optimized, p, s);
+  EXPECT_EQ(s.tf32x3, 2);
+  try {
+    plan_launch(sm86(), Variant::optimized, p, {128, 128, 32});
+    ADD_FAILURE() << "accepted 107520 bytes of stages on a 99 KiB opt-in";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("107520"), std::string::npos) << e.what();
+  }
 }
 
 // ---- the occupancy estimate itself ----------------------------------------------------------

@@ -3,8 +3,10 @@
 #include "common/gpu/gemm_dmma.cuh"  // empty under hipcc
 #include "common/gpu/gemm_sm90.cuh"  // empty under hipcc
 #include "gemm.cuh"
+#include "common/gpu/gemm_tf32x3.cuh"  // empty under hipcc
 #include "tiled.cuh"
 
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -70,6 +72,36 @@ const void* sm90_kernel_of(int sv, std::index_sequence<I...>) {
 const void* sm90_kernel(int sv) { return sm90_kernel_of(sv, std::make_index_sequence<kSgemmVariantCount - 1>{}); }
 #endif
 
+#if !defined(__HIPCC__)
+// The 3xTF32 instantiations, one per kTf32x3Shapes entry (tile_choice.hpp).
+const void* tf32x3_kernel(int shape) {
+  static_assert(kTf32x3ShapeCount == 2, "tf32x3_kernel lists every kTf32x3Shapes entry");
+  if (shape == 1) return reinterpret_cast<const void*>(&gemm_tf32x3_kernel<128, 128, 32, 2, 4, 3, 1>);
+  return reinterpret_cast<const void*>(&gemm_tf32x3_kernel<128, 64, 16, 2, 2, 3, 2>);
+}
+static_assert(tf32x3::smem_bytes(128, 128, 32, 3) == int(tf32x3_smem_bytes(kTf32x3Shapes[0])) &&
+                  tf32x3::smem_bytes(128, 64, 16, 3) == int(tf32x3_smem_bytes(kTf32x3Shapes[1])),
+              "the plan's shared bytes are the kernel's");
+#endif
+
+// The plan asks for 3xTF32 (gemm.precision=tf32x3): only the cuda build of a float gemm can follow it.
+template <class T>
+void launch_tf32x3(const GemmParams<T>& g0, const LaunchPlan& pl, gpuStream_t s) {
+#if !defined(__HIPCC__)
+  if constexpr (std::is_same_v<T, float>) {
+    GemmParams<float> g = g0;
+    int tx = ceil_div(g.n, pl.tile.cols), ty = ceil_div(g.m, pl.tile.rows);
+    int vec = aligned16(g.a) && aligned16(g.b) && g.lda % 4 == 0 && g.ldb % 4 == 0;
+    int cvec = reinterpret_cast<std::uintptr_t>(g.c) % 8 == 0 && g.ldc % 2 == 0;
+    void* args[] = {&g, &tx, &ty, &vec, &cvec};
+    launch_kernel(tf32x3_kernel(pl.tf32x3), pl, tx * ty, args, s, "gemm_tf32x3_kernel");
+    return;
+  }
+#endif
+  (void)g0, (void)s;
+  throw Error("gemm plan '" + pl.kernel + "' needs the TF32 tensor cores, which this build cannot use");
+}
+
 // The plan names a gemm_sm90 kernel: only the cuda build of a float gemm can follow it.
 template <class T>
 void launch_sm90(const GemmParams<T>& g0, const LaunchPlan& pl, gpuStream_t s) {
@@ -121,6 +153,8 @@ void launch_gemm(Variant v, const GemmArgs<T>& a, const LaunchPlan& pl, gpuStrea
     TILEKIT_GPU_CHECK_LAUNCH("gemm_naive_kernel");
   } else if (v == Variant::tiled) {
     portable::gemm_tiled<true>(a, pl.tile, on_stream(s));
+  } else if (pl.tf32x3 != 0) {
+    launch_tf32x3(g, pl, s);
   } else if (pl.dmma != 0) {
     launch_dmma(g, pl, s);
   } else if (pl.sgemm != 0) {
@@ -149,6 +183,7 @@ const void* gemm_kernel(Variant v, DType t, const LaunchPlan& pl) {
     }
     case Variant::optimized:
 #if !defined(__HIPCC__)
+      if (f && pl.tf32x3 != 0) return tf32x3_kernel(pl.tf32x3);
       if (!f && pl.dmma != 0) return dmma_kernel(pl);
       if (f && pl.sgemm != 0) return sm90_kernel(pl.sgemm);
 #endif

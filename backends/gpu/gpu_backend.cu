@@ -50,6 +50,7 @@ DeviceProps query_props(int device) {
   d.smem_reserved_per_block = p.reservedSharedMemPerBlock;
   d.async_copy = p.major >= 8;
   d.fp64_mma = p.major >= 8;  // mma.sync f64: the cuda build only (hipcc never compiles gemm_dmma.cuh)
+  d.tf32_mma = p.major >= 8;  // mma.sync .tf32: likewise (gemm_tf32x3.cuh)
 #endif
   return d;
 }
@@ -111,6 +112,13 @@ GpuBackend::GpuBackend(std::string name, int priority) : name_(std::move(name)),
     try {  // likewise here
       sgemm = kSgemmVariants[sgemm_variant_for(props_)].name;
       sgemm += sgemm == std::string("sm80") ? " (gemm.cuh, two stages)" : " (gemm_sm90.cuh, cp.async stages)";
+    } catch (const Error& err) {
+      sgemm = err.what();
+    }
+    try {  // gemm.precision=tf32x3 replaces it (or is refused by the plan)
+      if (precision_tf32x3())
+        sgemm = props_.tf32_mma ? "3xTF32 on the TF32 tensor cores (gemm_tf32x3.cuh; gemm.precision=tf32x3)"
+                                : "none under gemm.precision=tf32x3 (no TF32 tensor cores)";
     } catch (const Error& err) {
       sgemm = err.what();
     }

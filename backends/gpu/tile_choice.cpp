@@ -86,7 +86,55 @@ void check_compiled(Op op, Variant v, DType dt, const TileConfig& t) {
               ") is compiled for the tiles " + s + "; " + t.str() + " is not one of them");
 }
 
+// ---- gemm.precision=tf32x3: the float optimized gemm on the TF32 tensor cores (gemm_tf32x3.cuh)
+// Automatic: 128x128x32 while every SM gets a block and its stages fit the opt-in shared memory,
+// else 128x64x16 (44544 bytes: any sm_80+ part). A device without TF32 tensor cores (AMD, NVIDIA
+// before sm_80) is refused: FP32 FMA would be as accurate, but it is not the kernel asked for, and
+// the result would be timed and recorded under the wrong name.
+void plan_tf32x3(const DeviceProps& d, const Problem& p, const TileConfig& req, LaunchPlan& pl) {
+  const std::string dev = d.name.empty() ? std::string("the device") : d.name;
+  if (!d.tf32_mma || d.warp_size != 32)
+    throw Error("gemm.precision=tf32x3: the float gemm on the TF32 tensor cores (3xTF32, mma.sync .tf32) needs "
+                "NVIDIA sm_80 or later and the cuda backend, which " + dev + " is not; gemm.precision=fp32 runs FP32 FMA");
+  auto fits = [&](const Tf32x3Shape& s) { return tf32x3_smem_bytes(s) <= optin_limit(d); };
+  int pick = -1;
+  if (req.is_auto()) {
+    const Tf32x3Shape& big = kTf32x3Shapes[0];
+    const index_t blocks = ((p.m + big.rows - 1) / big.rows) * ((p.n + big.cols - 1) / big.cols);
+    pick = fits(big) && blocks >= d.sm_count ? 0 : 1;
+  } else {
+    std::string names;
+    for (int i = 0; i < kTf32x3ShapeCount; ++i) {
+      const Tf32x3Shape& s = kTf32x3Shapes[i];
+      if (req.rows == s.rows && req.cols == s.cols && req.depth == s.depth) pick = i;
+      names += (i ? ", " : "") + TileConfig{s.rows, s.cols, s.depth}.str();
+    }
+    if (pick < 0)
+      throw Error("gemm optimized tile " + req.str() + " under gemm.precision=tf32x3: the 3xTF32 kernel is compiled for " +
+                  names);
+  }
+  const Tf32x3Shape& s = kTf32x3Shapes[pick];
+  const TileConfig t{s.rows, s.cols, s.depth};
+  check_tile_fits(p, t, optin_limit(d), where(d));
+  pl.smem_bytes = pl.dynamic_smem_bytes = tf32x3_smem_bytes(s);
+  if (!fits(s))
+    throw Error("gemm optimized tile " + t.str() + " (3xTF32) needs " + std::to_string(pl.smem_bytes) +
+                " bytes of shared memory (" + std::to_string(s.stages) + " stages), but " + where(d) + " offers " +
+                std::to_string(optin_limit(d)) + " bytes");
+  pl.tile = t;
+  pl.block_x = 32 * s.warps_m * s.warps_n;
+  pl.block_y = 1;
+  pl.outputs_per_thread = s.rows * s.cols / pl.block_x;
+  pl.tf32x3 = pick + 1;
+  pl.kernel = "gemm_tf32x3<float; 3xTF32 on the TF32 tensor cores (mma.sync m16n8k8, FP32 sums), " +
+              std::to_string(s.warps_m) + "x" + std::to_string(s.warps_n) + " warps of " +
+              std::to_string(s.rows / s.warps_m) + "x" + std::to_string(s.cols / s.warps_n) + ", " +
+              std::to_string(s.stages) + " cp.async stages>";
+}
+
 }  // namespace
+
+bool precision_tf32x3() { return tilekit::tuning("gemm.precision") == "tf32x3"; }
 
 DeviceProps DeviceProps::h200() {
   DeviceProps d;
@@ -108,6 +156,7 @@ DeviceProps DeviceProps::h200() {
   d.l2_bytes = 60 * 1024 * 1024;
   d.async_copy = true;
   d.fp64_mma = true;
+  d.tf32_mma = true;
   return d;
 }
 
@@ -295,6 +344,8 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         pl.dynamic_smem_bytes = pl.smem_bytes;
         const bool fixed = t.rows == t.cols && t.cols == t.depth && (t.rows == 8 || t.rows == 16 || t.rows == 32);
         pl.kernel = "gemm_tiled<" + dt + (fixed ? ", " + std::to_string(t.rows) + "x" + std::to_string(t.rows) + " compiled" : std::string(", any shape")) + ", tile layer>";
+      } else if (!f64 && precision_tf32x3()) {
+        plan_tf32x3(d, p, req, pl);
       } else if (const int shape = f64 ? dmma_shape_for(d) : 0;
                  f64 && (req.depth == kDmmaDepth || (req.is_auto() && shape != 0))) {
         // The double gemm on the FP64 tensor cores (gemm_dmma.cuh). Automatic: 128x128 (the
@@ -609,7 +660,9 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
   }
   pl.needs_optin = pl.dynamic_smem_bytes > d.smem_per_block;
   pl.async_copy = d.async_copy;
-  pl.regs_estimate = pl.sgemm != 0 ? sgemm_regs(kSgemmVariants[pl.sgemm]) : regs_of(p.op, v, p.dtype, pl.tile);
+  pl.regs_estimate = pl.tf32x3 != 0 ? kTf32x3Shapes[pl.tf32x3 - 1].regs
+                     : pl.sgemm != 0  ? sgemm_regs(kSgemmVariants[pl.sgemm])
+                                      : regs_of(p.op, v, p.dtype, pl.tile);
   pl.occupancy = estimate_occupancy(d, pl.threads(), pl.smem_bytes, pl.regs_estimate);
   // conv2d aligned-pf: prefetch for the block one wave of resident blocks ahead.
   if (pl.conv_prefetch > 0) pl.conv_prefetch = d.sm_count * std::max(1, pl.occupancy.blocks_per_sm);

@@ -43,6 +43,7 @@ struct DeviceProps {
   std::size_t l2_bytes = 0;
   bool async_copy = false;  // asynchronous global-to-shared copies (NVIDIA sm_80+: cp.async)
   bool fp64_mma = false;    // FP64 tensor cores (NVIDIA sm_80+: mma.sync f64, "DMMA"; the cuda backend only)
+  bool tf32_mma = false;    // TF32 tensor cores (NVIDIA sm_80+: mma.sync .tf32; the cuda backend only)
 
   static DeviceProps h200();    // NVIDIA H200 SXM (sm_90), as cudaGetDeviceProperties reports it
   static DeviceProps mi250x();  // AMD MI250X, one GCD (gfx90a): wavefront 64, 64 KiB LDS, 110 CUs
@@ -73,6 +74,8 @@ struct LaunchPlan {
   int dmma = 0;                    // double gemm optimized on the tensor cores: 884 (mma.sync m8n8k4),
                                    // 16816 (m16n8k16, sm_90); 0: the SIMT kernel
   int sgemm = 0;                   // float gemm optimized: index into kSgemmVariants (0: gemm.cuh's kernel)
+  int tf32x3 = 0;                  // float gemm optimized under gemm.precision=tf32x3: 1 + index into
+                                   // kTf32x3Shapes (0: not the 3xTF32 kernel)
   int conv_pad_unit = 0;           // conv2d optimized: its rows' padding unit in elements: 0 (a vector) or a sector
   bool conv_capped = false;        // ... aligned-occ: registers capped for 10 blocks/SM (float R = 3, 5)
   bool conv_split = false;         // ... aligned-split: the window loaded as two cp.async groups
@@ -181,6 +184,25 @@ struct SgemmChoice {
 };
 SgemmChoice sgemm_choice(const DeviceProps& d);
 int sgemm_variant_for(const DeviceProps& d);
+
+// The FP32-accurate float gemm on the TF32 tensor cores (backends/gpu/gemm_tf32x3.cuh: three TF32
+// products a multiply-add, 3xTF32), which the optimized float gemm runs when the tuning
+// gemm.precision is tf32x3 (docs/design/gpu-sgemm-tf32x3.md). Its compiled shapes: warps of 64 x
+// 32, `stages` cp.async stages; `regs` from ptxas 13.0 for sm_90 (no spills).
+struct Tf32x3Shape {
+  int rows, cols, depth, warps_m, warps_n, stages, min_blocks, regs;
+};
+inline constexpr Tf32x3Shape kTf32x3Shapes[] = {
+    {128, 128, 32, 2, 4, 3, 1, 242},  // automatic: 8 warps, 107520 bytes of shared memory, one block an SM
+    {128, 64, 16, 2, 2, 3, 2, 217},   // 4 warps in 44544 bytes (48 KiB: the kokkos backend's), two blocks an SM
+};
+inline constexpr int kTf32x3ShapeCount = int(sizeof(kTf32x3Shapes) / sizeof(kTf32x3Shapes[0]));
+inline constexpr int kTf32x3PadA = 4, kTf32x3PadB = 8;  // floats a shared row (gemm_tf32x3.cuh's kPadA, kPadB)
+constexpr std::size_t tf32x3_smem_bytes(const Tf32x3Shape& s) {
+  return std::size_t(s.stages) * std::size_t(s.rows * (s.depth + kTf32x3PadA) + s.depth * (s.cols + kTf32x3PadB)) * 4;
+}
+// Whether the tuning gemm.precision asks for the 3xTF32 kernel (tf32x3) rather than FP32 FMA (fp32).
+bool precision_tf32x3();
 
 // conv2d: the optimized kernel is unrolled for filters up to this size; larger filters run
 // the tiled kernel's code path (the plan's kernel name says so).

@@ -10,19 +10,23 @@
 //              scratch buffers so the next K step loads while this one computes, and each 32
 //              team ranks a 4 x 8 patch of the thread grid. Float on sm_90 (Kokkos::Cuda),
 //              problems of at least one 256x128 block per SM: Sm90Team, the cuda backend's
-//              sm_90 block body (backends/gpu/gemm_sm90.cuh) in a Kokkos team.
+//              sm_90 block body (backends/gpu/gemm_sm90.cuh) in a Kokkos team. On the tensor cores
+//              (gemm_mma.hpp, CUDA sm_80+): double runs the cuda backend's DMMA block in a team, and
+//              float under gemm.precision=tf32x3 its 3xTF32 block.
 // An optimized tile whose register blocks outnumber the team's threads (an explicit tile too
 // large for a GPU block) cannot keep every accumulator in a register across K steps: it runs
 // the same kernel with the accumulators in scratch.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
 
 #include "kokkos.hpp"
 #include "common/portable/gemm_tiled.hpp"
+#include "gemm_mma.hpp"
 #include "tilekit/ops.hpp"
 #if defined(KOKKOS_ENABLE_CUDA)
 #include "common/gpu/gemm_sm90.cuh"
@@ -566,7 +570,7 @@ int team_max(const Functor& f, std::size_t scratch) {
 }
 
 // How a call runs, decided once (the plan's detail) for describe_launch and for the launch itself.
-enum class Kind { naive, portable, team_persistent, team_shared, block, sm90 };
+enum class Kind { naive, portable, team_persistent, team_shared, block, sm90, mma };
 struct GemmPlan : OpPlan {
   Kind kind = Kind::naive;
   int r = 1;  // micro-tile side of the team kernels
@@ -606,6 +610,13 @@ GemmPlan plan(Variant v, const Problem& p, const TileConfig& t) {
                                      : "tile layer: a lane per column of C, " + std::to_string(portable::kHostRows) +
                                            " rows of a compiled tile (a team of one thread loops over the lanes)";
     return pl;
+  }
+  if (v == Variant::optimized) {  // the tensor-core teams (gemm_mma.hpp) where they run
+    if (const std::optional<Launch> m = mma::plan(dtype_of<T>(), p, t)) {
+      pl.kind = Kind::mma;
+      pl.launch = *m;
+      return pl;
+    }
   }
 #if defined(KOKKOS_ENABLE_CUDA)
   if (v == Variant::optimized && runs_sm90<T>(t)) {
@@ -670,7 +681,7 @@ GemmPlan plan(Variant v, const Problem& p, const TileConfig& t) {
 template <class T>
 std::size_t reserved_bytes(const GemmPlan& pl, const Problem& p, const TileConfig& t) {
   const std::size_t e = sizeof(T);
-  if (pl.kind == Kind::block || pl.kind == Kind::sm90) return pl.launch.scratch - tile_scratch_bytes(p, t);
+  if (pl.kind == Kind::block || pl.kind == Kind::sm90 || pl.kind == Kind::mma) return pl.launch.scratch - tile_scratch_bytes(p, t);
   std::size_t r = kScratchAlign + 2 * (kScratchAlign - 1);  // alignment, worst case
   if (pl.kind == Kind::team_shared) r += align_up(e * std::size_t(t.rows) * std::size_t(t.cols));
   return r;
@@ -680,6 +691,7 @@ template <class T>
 TileConfig auto_tile(Variant v, const Problem& p) {
   const std::size_t s = scratch_max(), e = sizeof(T);
   if (v == Variant::optimized) {
+    if (const std::optional<TileConfig> m = mma::auto_tile(dtype_of<T>())) return *m;  // gemm_mma.hpp
     // sm_90 float: cuBLAS's 256 x 128 block while every SM gets one, else GemmBlock's 128 x 128
     // (where the cuda backend steps down to dual3efz, which does not fit a Kokkos team).
     const TileConfig cub{256, 128, 8};
@@ -733,8 +745,10 @@ tilekit::Plan plan_call(Variant v, const Problem& p, const TileConfig& requested
     // An explicit tile is checked as the tiled kernel would run it, even for naive (which then
     // ignores it).
     const GemmPlan checked = plan<T>(v == Variant::naive ? Variant::tiled : v, p, requested);
-    check_team_scratch(p, requested, reserved_bytes<T>(checked, p, requested),
-                       checked.kind == Kind::team_shared ? "alignment and the accumulator tile" : "alignment and padding");
+    // (The tensor-core teams checked their own launch against Kokkos' real limit for their team.)
+    if (checked.kind != Kind::mma)
+      check_team_scratch(p, requested, reserved_bytes<T>(checked, p, requested),
+                         checked.kind == Kind::team_shared ? "alignment and the accumulator tile" : "alignment and padding");
     if (v == Variant::tiled) check_tile_lanes(p, requested, requested.rows * requested.cols, "one per element of C");
     out.tile = v == Variant::naive ? TileConfig{} : requested;
     pl = v == Variant::naive ? plan<T>(v, p, out.tile) : checked;
@@ -811,6 +825,7 @@ void gemm(const tilekit::Plan& plan, const GemmArgs<T>& args) {
 #endif
       return;
     }
+    case Kind::mma: return mma::gemm(args, t);
     case Kind::naive: break;
   }
 }

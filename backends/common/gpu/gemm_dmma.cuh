@@ -5,7 +5,7 @@
 // Shape of the work:
 //   block  BM x BN of C, BK = 16 deep per step, kStages shared stages filled by cp.async (16-byte
 //          copies when the operands allow them, 8-byte ones otherwise; zero-fill past the borders),
-//          one __syncthreads per step: the copies of step t + kStages - 1 fly while step t computes.
+//          one barrier per step: the copies of step t + kStages - 1 fly while step t computes.
 //   warp   WM x WN of C as (WM/16) x (WN/8) accumulators of 16 x 8 (4 doubles per thread each).
 //   atom   kWide: one mma.sync m16n8k16 per accumulator and step (sm_90's DMMA shape; elsewhere
 //          it is issued as the 8 m8n8k4 it equals); otherwise 8 mma.sync m8n8k4 (sm_80's shape).
@@ -35,10 +35,10 @@ constexpr int kDepth = 16;  // BK: one m16n8k16, or four m8n8k4 k-slices
 constexpr int kStages = 3;  // shared stages: loads run two steps ahead of the compute
 constexpr int kPad = 4;     // doubles of padding per shared row (see the layout note above)
 
-// Shared bytes of one block (dynamic: above 48 KiB it needs the opt-in). tile_choice.cpp computes
-// the same figure for the plan.
-constexpr int smem_bytes(int bm, int bn) {
-  return kStages * (bm * (kDepth + kPad) + kDepth * (bn + kPad)) * int(sizeof(double));
+// Shared bytes of one block of `stages` stages (dynamic: above 48 KiB it needs the opt-in).
+// tile_choice.cpp computes the same figure for the plan; the kokkos backend's teams run 2 stages.
+__host__ __device__ constexpr int smem_bytes(int bm, int bn, int stages = kStages) {
+  return stages * (bm * (kDepth + kPad) + kDepth * (bn + kPad)) * int(sizeof(double));
 }
 
 using async_group::copy;  // device_common.cuh: cp.async of 16 or 8 bytes, zero-filled past `bytes`
@@ -91,10 +91,24 @@ __device__ __forceinline__ void mma16816(double (&c)[4], const double (&a)[8], c
 // kWide: m16n8k16 (true) or m8n8k4 (false), the same arithmetic in the same order per k-slice.
 // vec: A and B allow 16-byte copies (16-byte aligned bases, even ld); cvec: C allows 16-byte
 // stores. Both are uniform per launch, so they cost a predictable branch, not an instantiation.
-template <int BM, int BN, int WARPS_M, int WARPS_N, bool kWide>
-__global__ TILEKIT_LAUNCH_BOUNDS_OCC(32 * WARPS_M * WARPS_N, 1) void gemm_dmma_kernel(GemmParams<double> g, int tiles_x,
-                                                                                      int tiles_y, int vec, int cvec) {
-  using namespace dmma;
+// kStages: shared stages (3 in the cuda backend; 2 where a block has only 48 KiB, Kokkos' teams).
+//
+// The block's body is gemm_dmma_block: whoever launches it supplies the block's index in the grid
+// (pid), the thread's rank in the block (tid: 32 consecutive ranks are a warp), the shared stages
+// (smem_bytes(BM, BN, kStages) bytes, 16-byte aligned) and the block's barrier. gemm_dmma_kernel
+// below is the cuda backend's launch; the kokkos backend runs the same body in a Kokkos team
+// (backends/kokkos/gemm_mma.cpp).
+template <int BM, int BN, int WARPS_M, int WARPS_N, bool kWide, int kStages = dmma::kStages, class Barrier>
+__device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int tiles_x, int tiles_y, int vec, int cvec,
+                                                int pid, int tid, double* smem, Barrier barrier) {
+  using dmma::kDepth;
+  using dmma::kPad;
+  using dmma::copy;
+  using dmma::commit;
+  using dmma::wait;
+  using dmma::mma884;
+  using dmma::mma16816;
+  static_assert(kStages >= 2, "a stage computes while the next one loads");
   constexpr int NT = 32 * WARPS_M * WARPS_N;
   constexpr int BK = kDepth, LDA = BK + kPad, LDB = BN + kPad;
   constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;  // one warp's part of C
@@ -103,17 +117,15 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC(32 * WARPS_M * WARPS_N, 1) void gemm_dmma_k
   static_assert(WM % 16 == 0 && WN % 8 == 0, "warp tile must be whole 16 x 8 accumulators");
   static_assert((BM * BK / 2) % NT == 0 && (BK * BN / 2) % NT == 0, "tiles must split evenly into 16-byte copies");
   static_assert(BN % 16 == 0, "B rows 4 apart must start 32 bytes apart mod 128 (conflict-free B fragments)");
-  extern __shared__ __align__(16) unsigned char gemm_dmma_smem[];
-  double* smem = reinterpret_cast<double*>(gemm_dmma_smem);
 
   // Grouped block order (as the SIMT kernel): 8 block-rows walked together share A and B in L2.
   constexpr int kGroup = 8;
-  const int pid = blockIdx.x, per_group = kGroup * tiles_x, first = (pid / per_group) * kGroup;
+  const int per_group = kGroup * tiles_x, first = (pid / per_group) * kGroup;
   const int gsize = min(tiles_y - first, kGroup);
   const int by = first + (pid % per_group) % gsize, bx = (pid % per_group) / gsize;
   const int m0 = by * BM, n0 = bx * BN;
 
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int lane = tid & 31, warp = tid >> 5;
   const int gq = lane >> 2, tq = lane & 3;  // fragment coordinates g and t
   const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
 
@@ -204,7 +216,7 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC(32 * WARPS_M * WARPS_N, 1) void gemm_dmma_k
   }
   for (int t = 0; t < steps; ++t) {
     wait<kStages - 2>();
-    __syncthreads();
+    barrier();
     const int next = t + kStages - 1;
     if (next < steps) load(next % kStages, next * BK);
     commit();
@@ -238,6 +250,14 @@ __global__ TILEKIT_LAUNCH_BOUNDS_OCC(32 * WARPS_M * WARPS_N, 1) void gemm_dmma_k
         }
       }
     }
+}
+
+template <int BM, int BN, int WARPS_M, int WARPS_N, bool kWide>
+__global__ TILEKIT_LAUNCH_BOUNDS_OCC(32 * WARPS_M * WARPS_N, 1) void gemm_dmma_kernel(GemmParams<double> g, int tiles_x,
+                                                                                      int tiles_y, int vec, int cvec) {
+  extern __shared__ __align__(16) unsigned char gemm_dmma_smem[];
+  gemm_dmma_block<BM, BN, WARPS_M, WARPS_N, kWide>(g, tiles_x, tiles_y, vec, cvec, int(blockIdx.x), int(threadIdx.x),
+                                                   reinterpret_cast<double*>(gemm_dmma_smem), [] { __syncthreads(); });
 }
 
 }  // namespace tilekit::gpu

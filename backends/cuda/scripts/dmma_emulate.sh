@@ -6,7 +6,8 @@
 # kernel's own code compiled by g++: the block order, both copy paths (16-byte with partial
 # vectors, 8-byte), the 3-stage pipeline, the fragment loads, the m16n8k16 register order (here
 # issued as its 8 m8n8k4) and the epilogue (beta == 0 over NaN, ld pads, unaligned bases), for
-# every compiled tile and both shapes, against a host reference. What it cannot check: the real
+# every compiled tile and both shapes, and the kokkos backend's 2-stage block, against a host
+# reference. What it cannot check: the real
 # instructions, cp.async timing, bank conflicts, speed. About two minutes on two cores.
 # Usage: bash backends/cuda/scripts/dmma_emulate.sh
 set -euo pipefail
@@ -51,7 +52,9 @@ namespace tilekit::gpu { alignas(16) unsigned char gemm_dmma_smem[3 * (128 * 20 
 #include "emu_gemm.hpp"
 using namespace tilekit::gpu;
 
-template <int BM, int BN, int WM, int WN, bool W>
+// S: shared stages; the cuda backend's kernel has 3, the kokkos backend's teams run the block body
+// (gemm_dmma_block) with 2.
+template <int BM, int BN, int WM, int WN, bool W, int S = 3>
 int run(const Shape& s, std::mt19937& gen) {
   Problem<double> p(s, gen);
   const int tx = (s.n + BN - 1) / BN, ty = (s.m + BM - 1) / BM;
@@ -63,9 +66,14 @@ int run(const Shape& s, std::mt19937& gen) {
   for (int w = 0; w < NT / 32; ++w) bs.warp[w] = std::make_unique<std::barrier<>>(32);
   g_sync = &bs;
   p.launch(tx * ty, NT, [](int) { std::fill(std::begin(gemm_dmma_smem), std::end(gemm_dmma_smem), 0xff); },  // NaN garbage
-           [&] { gemm_dmma_kernel<BM, BN, WM, WN, W>(p.g, tx, ty, vec, cvec); });
+           [&] {
+             if constexpr (S == 3) gemm_dmma_kernel<BM, BN, WM, WN, W>(p.g, tx, ty, vec, cvec);
+             else
+               gemm_dmma_block<BM, BN, WM, WN, W, S>(p.g, tx, ty, vec, cvec, int(blockIdx.x), int(threadIdx.x),
+                                                     reinterpret_cast<double*>(gemm_dmma_smem), [] { __syncthreads(); });
+           });
   char what[64];
-  std::snprintf(what, sizeof what, "%3dx%-3d W=%d vec=%d cvec=%d", BM, BN, W, vec, cvec);
+  std::snprintf(what, sizeof what, "%3dx%-3d W=%d S=%d vec=%d cvec=%d", BM, BN, W, S, vec, cvec);
   return p.check(what, 1e-12);
 }
 
@@ -79,6 +87,8 @@ int main() {
     fails += run<128, 64, 4, 2, true>(s, gen);
     fails += run<64, 64, 2, 2, false>(s, gen);
     fails += run<64, 64, 2, 2, true>(s, gen);
+    fails += run<64, 64, 2, 2, true, 2>(s, gen);  // the kokkos backend's
+    fails += run<64, 64, 2, 2, false, 2>(s, gen);
   }
   std::printf("%d failures\n", fails);
   return fails != 0;
