@@ -5,11 +5,10 @@
 //
 //   tilekit_openmp_gemm_bench N REPS VARIANT...
 //
-// VARIANT: new (the default driver), prof (new with TILEKIT_OMP_GEMM_PROFILE=1: where each
-// thread's time went, on stderr, per call), scalarpack (TILEKIT_OMP_GEMM_PACKA=scalar), nopf
-// (TILEKIT_OMP_GEMM_APREFETCH=0: no prefetch of the next A micro-panel, the default now), apf (=1), staticpack
-// (TILEKIT_OMP_GEMM_PACK=static: each thread packs a fixed slice), nosteal (TILEKIT_OMP_GEMM_STEAL=0), grid (the round-1
-// driver, TILEKIT_OMP_GEMM=grid), peer (OpenBLAS), each optionally followed by @RxC (a forced
+// VARIANT: new (the default driver), peer (OpenBLAS), and, in sweep builds only (the measured
+// alternatives, -DTILEKIT_BUILD_SWEEPS=ON), prof (openmp.gemm.profile=on: where each thread's time
+// went, on stderr, per call), scalarpack (openmp.gemm.pack_a=scalar), apf (openmp.gemm.prefetch_a=on);
+// each optionally followed by @RxC (a forced
 // thread grid) and/or :ROWS,COLS,DEPTH (an explicit tile). Threads: OMP_NUM_THREADS.
 // Each variant is checked on 64 sampled elements of C against a double-precision dot product
 // (bound: 4 K eps sum |a b|; that first run is also the warm-up: workspaces, thread pools), then
@@ -29,6 +28,7 @@
 #include <vector>
 
 #include <tilekit/tilekit.hpp>
+#include <tilekit/tunings.hpp>
 #include <tilekit/verify.hpp>
 
 namespace {
@@ -52,22 +52,14 @@ Variant parse(const std::string& spec) {
   return v;
 }
 
+// The variant's tunings (include/tilekit/tunings.hpp), set before each of its runs. Every variant
+// but `new` and `peer` selects a measured alternative compiled only in sweep builds
+// (-DTILEKIT_BUILD_SWEEPS=ON): set_tuning refuses it, naming the option, in other builds.
 void set_env(const Variant& v) {
-  unsetenv("TILEKIT_OMP_GEMM");
-  unsetenv("TILEKIT_OMP_GEMM_STEAL");
-  unsetenv("TILEKIT_OMP_GEMM_GRID");
-  unsetenv("TILEKIT_OMP_GEMM_PROFILE");
-  unsetenv("TILEKIT_OMP_GEMM_PACKA");
-  if (v.kind == "scalarpack") setenv("TILEKIT_OMP_GEMM_PACKA", "scalar", 1);
-  unsetenv("TILEKIT_OMP_GEMM_APREFETCH");
-  unsetenv("TILEKIT_OMP_GEMM_PACK");
-  if (v.kind == "staticpack") setenv("TILEKIT_OMP_GEMM_PACK", "static", 1);
-  if (v.kind == "nopf") setenv("TILEKIT_OMP_GEMM_APREFETCH", "0", 1);
-  if (v.kind == "apf") setenv("TILEKIT_OMP_GEMM_APREFETCH", "1", 1);
-  if (v.kind == "prof") setenv("TILEKIT_OMP_GEMM_PROFILE", "1", 1);
-  setenv("TILEKIT_OMP_GEMM", v.kind == "grid" ? "grid" : "shared", 1);
-  if (v.kind == "nosteal") setenv("TILEKIT_OMP_GEMM_STEAL", "0", 1);
-  if (!v.grid.empty()) setenv("TILEKIT_OMP_GEMM_GRID", v.grid.c_str(), 1);
+  tilekit::set_tuning("openmp.gemm.pack_a", v.kind == "scalarpack" ? "scalar" : "vector");
+  tilekit::set_tuning("openmp.gemm.prefetch_a", v.kind == "apf" ? "on" : "off");
+  tilekit::set_tuning("openmp.gemm.profile", v.kind == "prof" ? "on" : "off");
+  tilekit::set_tuning("openmp.gemm.grid", v.grid.empty() ? "auto" : v.grid);
 }
 
 }  // namespace
