@@ -1,15 +1,14 @@
 // An inclusive scan (prefix sum) of n integers written once on tilekit's tile layer: PMPP's
-// hierarchical scan (ch. 11). Every tile scans its `lanes` consecutive values, one per lane,
-// with the block collective tile::inclusive_scan (warp shuffles and shared memory on GPUs, as
-// CUB's BlockScan; a loop over the lanes on CPUs) and writes its total; the totals are scanned
-// the same way (again and again until one tile holds them), then every tile adds the scanned
-// total of the tiles before it. Public headers only.
+// hierarchical scan (ch. 11). Every tile scans its share of the values and writes its total; the
+// totals are scanned the same way (again and again until one tile holds them), then every tile
+// adds the scanned total of the tiles before it. Within a tile:
+//   - on GPUs, one value a lane: the block collective tile::inclusive_scan (warp shuffles and
+//     shared memory, as CUB's BlockScan) scans the lanes' values;
+//   - on CPUs, a run of values a lane (PMPP's coarsened scan, 11.5) and a tile of one lane: the
+//     lane scans its run as a plain loop would, tile::exclusive_scan the lanes' totals, and each
+//     lane adds the total of the lanes before it (a scan is serial: vector lanes buy nothing).
+// Public headers only.
 //
-//   tilekit_example_scan [--small] [--bench] [N]
-// checks every backend this program can launch on against a plain loop; exits 0 when every one
-// that ran matched, 1 when one did not, 77 when none could run here. --bench times the block
-// scan (the first step) against a baseline on the backends this build is for, one JSON line per
-// measurement: on CPUs a plain OpenMP loop scanning the same blocks, on CUDA cub::BlockScan.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -31,59 +30,88 @@ using tilekit::index_t;
 namespace tile = tilekit::tile;
 using T = int;
 
-// Step 1: tile t scans values [t * lanes, (t + 1) * lanes) into out, and writes its total.
+// Step 1: tile t scans its lanes x items values into out (lane l owns the `items` values from
+// l * items on), and writes its total. kFixedLanes > 0 compiles the lanes in (kLanes: on GPUs
+// the collective's loops over warps then unroll, as CUB's do for its BLOCK_THREADS).
+template <int kFixedLanes = 0>
 struct BlockScan {
+  static constexpr tile::Dim2 kLanes{kFixedLanes, kFixedLanes > 0 ? 1 : 0};
   const T* in;
   T* out;
   T* totals;  // one per tile; null: not needed (a single tile)
   index_t n;
+  int items;  // values a lane
   template <class Tile>
   TILEKIT_TILE_FN void operator()(Tile& t) const {
-    const index_t base = t.x() * t.lanes().count();
+    const int lanes = t.lanes().count();
+    const index_t base = t.x() * index_t(lanes) * items;
     auto x = tile::lane_state<T>(t);
-    t.for_lanes([&](tile::Lane l) { x[l] = base + l.id < n ? in[base + l.id] : T(0); });
-    const T total = tile::inclusive_scan(t, x, x);
-    t.for_lanes([&](tile::Lane l) {
-      if (base + l.id < n) out[base + l.id] = x[l];
-    });
+    T total;
+    if (items == 1) {  // tile-uniform: the scan in registers, one write a value
+      t.for_lanes([&](tile::Lane l) { x[l] = base + l.id < n ? in[base + l.id] : T(0); });
+      total = tile::inclusive_scan(t, x, x);
+      t.for_lanes([&](tile::Lane l) {
+        if (base + l.id < n) out[base + l.id] = x[l];
+      });
+    } else {
+      t.for_lanes([&](tile::Lane l) {
+        const index_t first = base + index_t(l.id) * items, last = first + items < n ? first + items : n;
+        T run = 0;
+        for (index_t i = first; i < last; ++i) out[i] = run += in[i];
+        x[l] = run;
+      });
+      total = tile::exclusive_scan(t, x, x);
+      t.for_lanes([&](tile::Lane l) {
+        if (l.id == 0) return;  // the lanes before lane 0 add nothing
+        const index_t first = base + index_t(l.id) * items, last = first + items < n ? first + items : n;
+        for (index_t i = first; i < last; ++i) out[i] += x[l];
+      });
+    }
     if (totals) t.for_lanes({1, 1}, [&](tile::Lane) { totals[t.x()] = total; });
   }
 };
 
-// Step 3: tile t adds the total of tiles 0..t-1 (scanned) to its values.
+// Step 3: tile t adds the total of tiles 0..t-1 (scanned) to its per_tile values.
 struct AddPrefix {
   T* out;
   const T* scanned_totals;
-  index_t n;
+  index_t n, per_tile;
   template <class Tile>
   TILEKIT_TILE_FN void operator()(Tile& t) const {
     if (t.x() == 0) return;  // tile-uniform
-    const index_t base = t.x() * t.lanes().count();
+    const index_t base = t.x() * per_tile;
     const T prefix = scanned_totals[t.x() - 1];
-    t.for_lanes([&](tile::Lane l) {
-      if (base + l.id < n) out[base + l.id] += prefix;
-    });
+    T* mine = out + base;
+    t.for_each(int(n - base < per_tile ? n - base : per_tile), [&](int i) { mine[i] += prefix; });
   }
 };
 
-int scan_lanes(const tilekit::Backend& be) { return be.info().kind == tilekit::DeviceKind::gpu ? 256 : 1024; }
+// A tile's lanes and values a lane: 256 x 1 on GPUs, 1 x 4096 on CPUs.
+struct Layout {
+  int lanes, items;
+  index_t per_tile() const { return index_t(lanes) * items; }
+};
+Layout scan_layout(const tilekit::Backend& be) {
+  return be.info().kind == tilekit::DeviceKind::gpu ? Layout{256, 1} : Layout{1, 4096};
+}
 
-tile::Shape block_shape(index_t n, int lanes, const char* name) {
-  return tile::Shape::grid((n + lanes - 1) / lanes).with_lanes(lanes).named(name);
+tile::Shape block_shape(index_t n, Layout lay, const char* name) {
+  return tile::Shape::grid((n + lay.per_tile() - 1) / lay.per_tile()).with_lanes(lay.lanes).named(name);
 }
 
 // out = the inclusive scan of in (n values in be's memory; in == out allowed).
 void scan(tilekit::Backend& be, const T* in, T* out, index_t n) {
-  const int lanes = scan_lanes(be);
-  const tile::Shape s = block_shape(n, lanes, "block_scan");
-  if (s.tiles() <= 1) {
-    tile::launch(be, s, BlockScan{in, out, nullptr, n});
-    return;
-  }
-  tilekit::Matrix<T> totals(be, 1, s.tiles());
-  tile::launch(be, s, BlockScan{in, out, totals.data(), n});
+  const Layout lay = scan_layout(be);
+  const tile::Shape s = block_shape(n, lay, "block_scan");
+  tilekit::Matrix<T> totals(be, 1, s.tiles() > 1 ? s.tiles() : 0);
+  T* t = s.tiles() > 1 ? totals.data() : nullptr;
+  if (lay.lanes == 256)
+    tile::launch(be, s, BlockScan<256>{in, out, t, n, lay.items});
+  else
+    tile::launch(be, s, BlockScan<>{in, out, t, n, lay.items});
+  if (!t) return;
   scan(be, totals.data(), totals.data(), s.tiles());
-  tile::launch(be, block_shape(n, lanes, "add_prefix"), AddPrefix{out, totals.data(), n});
+  tile::launch(be, block_shape(n, lay, "add_prefix"), AddPrefix{out, totals.data(), n, lay.per_tile()});
   be.synchronize();  // totals is freed on return
 }
 
@@ -102,15 +130,15 @@ __global__ void cub_block_scan(const T* in, T* out, T* totals, index_t n) {
 #endif
 
 // The baseline on CPUs: a plain loop over the same blocks.
-void loop_block_scan(const T* in, T* out, T* totals, index_t n, int lanes, int threads) {
-  const index_t blocks = (n + lanes - 1) / lanes;
+void loop_block_scan(const T* in, T* out, T* totals, index_t n, index_t per_block, int threads) {
+  const index_t blocks = (n + per_block - 1) / per_block;
 #if defined(_OPENMP)
 #pragma omp parallel for schedule(static) num_threads(threads)
 #endif
   for (index_t b = 0; b < blocks; ++b) {
-    const index_t end = std::min(n, (b + 1) * lanes);
+    const index_t end = std::min(n, (b + 1) * per_block);
     T run = 0;
-    for (index_t i = b * lanes; i < end; ++i) out[i] = run += in[i];
+    for (index_t i = b * per_block; i < end; ++i) out[i] = run += in[i];
     totals[b] = run;
   }
   (void)threads;
@@ -158,6 +186,20 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < data.size(); ++i) want[i] = T(run += data[i]);
 
   bool ok = true, ran = false;
+  // Both layouts of the block scan under the checking executor first (host memory, a few tiles).
+  for (const Layout lay : {Layout{64, 1}, Layout{3, 50}}) {
+    const index_t m = std::min<index_t>(n, 1000);
+    std::vector<T> got(std::size_t(m), T(-1)), totals(std::size_t((m + lay.per_tile() - 1) / lay.per_tile()));
+    tile::check(block_shape(m, lay, "block_scan"), BlockScan<>{data.data(), got.data(), totals.data(), m, lay.items});
+    for (index_t i = 0, run = 0; i < m; ++i) {
+      run = i % lay.per_tile() == 0 ? data[std::size_t(i)] : run + data[std::size_t(i)];
+      if (got[std::size_t(i)] != run) {
+        std::printf("checked block scan (%d lanes x %d values) WRONG at %lld\n", lay.lanes, lay.items, (long long)i);
+        ok = false;
+        break;
+      }
+    }
+  }
   for (const std::string& name : tile::launchable_backends()) {
     tilekit::Backend* be = tilekit::find_backend(name);
     if (!be || !be->available()) {
@@ -168,20 +210,26 @@ int main(int argc, char** argv) {
     in.upload(data);
     scan(*be, in.data(), out.data(), n);
     const bool right = out.download() == want;
-    std::printf("%-8s inclusive scan of %lld ints, tiles of %d lanes: %s\n", name.c_str(), (long long)n,
-                scan_lanes(*be), right ? "ok" : "WRONG");
+    std::printf("%-8s inclusive scan of %lld ints, tiles of %d lanes x %d values: %s\n", name.c_str(), (long long)n,
+                scan_layout(*be).lanes, scan_layout(*be).items, right ? "ok" : "WRONG");
     ok = ok && right;
     ran = true;
     if (!bench || !bench_here(name)) continue;
 
     // The block scan (step 1) against the baseline on the same blocks, alternating, medians.
-    const int lanes = scan_lanes(*be);
-    const tile::Shape s = block_shape(n, lanes, "block_scan");
+    const Layout lay = scan_layout(*be);
+    const tile::Shape s = block_shape(n, lay, "block_scan");
     tilekit::Matrix<T> totals(*be, 1, s.tiles()), base_out(*be, 1, n), base_totals(*be, 1, s.tiles());
-    const BlockScan kernel{in.data(), out.data(), totals.data(), n};
+    const BlockScan<256> gpu_kernel{in.data(), out.data(), totals.data(), n, lay.items};
+    const BlockScan<> kernel{in.data(), out.data(), totals.data(), n, lay.items};
     std::vector<double> mine, base, base2;
     for (int rep = 0; rep < 21; ++rep) {
-      mine.push_back(be->time_seconds([&] { tile::launch(*be, s, kernel); }));
+      mine.push_back(be->time_seconds([&] {
+        if (lay.lanes == 256)
+          tile::launch(*be, s, gpu_kernel);
+        else
+          tile::launch(*be, s, kernel);
+      }));
 #if defined(__CUDACC__)
       const auto stream = static_cast<cudaStream_t>(be->native_queue());
       const unsigned blocks = unsigned(s.tiles());
@@ -196,7 +244,7 @@ int main(int argc, char** argv) {
 #else
       const int threads = name == "openmp" ? be->info().compute_units : 1;
       const auto t0 = std::chrono::steady_clock::now();
-      loop_block_scan(in.data(), base_out.data(), base_totals.data(), n, lanes, threads);
+      loop_block_scan(in.data(), base_out.data(), base_totals.data(), n, lay.per_tile(), threads);
       base.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
 #endif
     }

@@ -231,7 +231,7 @@ struct Histogram {
   unsigned* global;  // nbins
   tk::index_t n;
   int nbins, per_tile;
-  auto scratch() const { return tile::array<unsigned>(1, nbins); }
+  TILEKIT_TILE_FN auto scratch() const { return tile::array<unsigned>(1, nbins); }
   template <class Tile>
   TILEKIT_TILE_FN void operator()(Tile& t) const {
     auto bins = scratch()(t);

@@ -259,6 +259,7 @@ __device__ __forceinline__ T gpu_atomic(T* p, T v) {
 // passed the barrier of the collective in between, and so finished reading it).
 #if defined(__HIPCC__)
 __device__ __forceinline__ int gpu_warp_size() { return warpSize; }
+inline constexpr int kGpuWarpConst = 0;  // wavefronts of 64 or 32 lanes: known at run time
 template <class T>
 __device__ __forceinline__ T shfl_xor(T v, int m, unsigned long long) { return __shfl_xor(v, m); }
 template <class T>
@@ -272,6 +273,7 @@ __device__ __forceinline__ unsigned long long warp_mask(int active) {
 }
 #else
 __device__ __forceinline__ constexpr int gpu_warp_size() { return 32; }
+inline constexpr int kGpuWarpConst = 32;
 template <class T>
 __device__ __forceinline__ T shfl_xor(T v, int m, unsigned mask) { return __shfl_xor_sync(mask, v, m); }
 template <class T>
@@ -291,52 +293,93 @@ __device__ __forceinline__ T* collective_slots(int set) {
   return slots[set];
 }
 
-// The warp's reduction, in every lane of it (`active`: its lanes that exist, from lane 0).
+// Where a lane is: its warp, its place in it, the warps, the lanes of its warp that exist
+// (all but in a partial last warp). Unsigned: lane ids are never negative, so the divisions by
+// the warp size are shifts.
+struct WarpPlace {
+  int lane, warp, nwarps, active;
+  __device__ __forceinline__ WarpPlace(int id, int n) {
+    const unsigned W = unsigned(gpu_warp_size());
+    lane = int(unsigned(id) % W);
+    warp = int(unsigned(id) / W);
+    nwarps = int((unsigned(n) + W - 1) / W);
+    const int left = n - warp * int(W);
+    active = unsigned(n) % W == 0 || left >= int(W) ? int(W) : left;  // whole warps: folds for compiled lanes
+  }
+};
+
+// The warp's reduction, in every lane of it.
 template <class T, class Op>
-__device__ __forceinline__ T gpu_warp_reduce(T v, Op op, int lane, int active) {
-  const int W = gpu_warp_size();
-  const auto mask = warp_mask(active);
-  if (active == W) {  // a butterfly: every lane combines the same values in the same order
-    for (int m = W / 2; m > 0; m /= 2) v = op(v, shfl_xor(v, m, mask));
+__device__ __forceinline__ T gpu_warp_reduce(T v, Op op, const WarpPlace& p) {
+  constexpr int kW = kGpuWarpConst;
+  const auto mask = warp_mask(p.active);
+  if (kW > 0 && p.active == kW) {  // a butterfly: every lane combines the same values in the same order
+#pragma unroll
+    for (int m = kW / 2; m > 0; m /= 2) v = op(v, shfl_xor(v, m, mask));
     return v;
   }
-  for (int d = 1; d < active; d *= 2) {
+  for (int d = 1; d < p.active; d *= 2) {
     const T o = shfl_down(v, d, mask);
-    if (lane + d < active) v = op(v, o);
+    if (p.lane + d < p.active) v = op(v, o);
   }
   return shfl_idx(v, 0, mask);
 }
 
+// The warp's inclusive scan.
+template <class T, class Op>
+__device__ __forceinline__ T gpu_warp_scan(T v, Op op, const WarpPlace& p) {
+  constexpr int kW = kGpuWarpConst;
+  const auto mask = warp_mask(p.active);
+  if (kW > 0 && p.active == kW) {  // Kogge-Stone, unrolled
+#pragma unroll
+    for (int d = 1; d < kW; d *= 2) {
+      const T o = shfl_up(v, d, mask);
+      if (p.lane >= d) v = op(o, v);
+    }
+    return v;
+  }
+  for (int d = 1; d < p.active; d *= 2) {
+    const T o = shfl_up(v, d, mask);
+    if (p.lane >= d) v = op(o, v);
+  }
+  return v;
+}
+
 template <class T, class Op>
 __device__ __forceinline__ T gpu_block_reduce(T v, Op op, int id, int n, int& set) {
-  const int W = gpu_warp_size(), lane = id % W, warp = id / W, nwarps = (n + W - 1) / W;
+  const WarpPlace p(id, n);
   T* slots = collective_slots<T>(set);
   set ^= 1;
-  v = gpu_warp_reduce(v, op, lane, n - warp * W < W ? n - warp * W : W);
-  if (nwarps == 1) return v;
-  if (lane == 0) slots[warp] = v;
+  v = gpu_warp_reduce(v, op, p);
+  if (p.nwarps == 1) return v;
+  if (p.lane == 0) slots[p.warp] = v;
   __syncthreads();
   T r = slots[0];  // every thread the same values in the same order: the same result
-  for (int w = 1; w < nwarps; ++w) r = op(r, slots[w]);
+  for (int w = 1; w < p.nwarps; ++w) r = op(r, slots[w]);
   return r;
 }
 
 template <class T, class Op, class F>
 __device__ __forceinline__ void gpu_block_reduce_to_lane0(T v, Op op, int id, int n, int& set, const F& f) {
-  const int W = gpu_warp_size(), lane = id % W, warp = id / W, nwarps = (n + W - 1) / W;
-  const int active = n - warp * W < W ? n - warp * W : W;
+  const WarpPlace p(id, n);
   T* slots = collective_slots<T>(set);
   set ^= 1;
-  const auto mask = warp_mask(active);
-  for (int d = 1; d < active; d *= 2) {  // lane 0 ends with the warp's reduction
-    const T o = shfl_down(v, d, mask);
-    if (lane + d < active) v = op(v, o);
+  const auto mask = warp_mask(p.active);
+  constexpr int kW = kGpuWarpConst;
+  if (kW > 0 && p.active == kW) {  // lane 0 ends with the warp's reduction
+#pragma unroll
+    for (int d = 1; d < kW; d *= 2) v = op(v, shfl_down(v, d, mask));
+  } else {
+    for (int d = 1; d < p.active; d *= 2) {
+      const T o = shfl_down(v, d, mask);
+      if (p.lane + d < p.active) v = op(v, o);
+    }
   }
-  if (nwarps > 1) {
-    if (lane == 0) slots[warp] = v;
+  if (p.nwarps > 1) {
+    if (p.lane == 0) slots[p.warp] = v;
     __syncthreads();
     if (id == 0)
-      for (int w = 1; w < nwarps; ++w) v = op(v, slots[w]);
+      for (int w = 1; w < p.nwarps; ++w) v = op(v, slots[w]);
   }
   if (id == 0) f(v);
 }
@@ -345,42 +388,34 @@ __device__ __forceinline__ void gpu_block_reduce_to_lane0(T v, Op op, int id, in
 // total, in every lane.
 template <bool kInclusive, class T, class Op>
 __device__ __forceinline__ T gpu_block_scan(T v, T& y, Op op, int id, int n, int& set) {
-  const int W = gpu_warp_size(), lane = id % W, warp = id / W, nwarps = (n + W - 1) / W;
-  const int active = n - warp * W < W ? n - warp * W : W;
-  const auto mask = warp_mask(active);
+  const WarpPlace p(id, n);
+  const auto mask = warp_mask(p.active);
   T* slots = collective_slots<T>(set);
   set ^= 1;
-  for (int d = 1; d < active; d *= 2) {  // Kogge-Stone within the warp
-    const T o = shfl_up(v, d, mask);
-    if (lane >= d) v = op(o, v);
-  }
+  v = gpu_warp_scan(v, op, p);
   T before{};  // the warp's exclusive scan, but in lane 0
   if constexpr (!kInclusive) before = shfl_up(v, 1, mask);
-  T total = v;
-  if (nwarps == 1) {
-    total = shfl_idx(v, active - 1, mask);
+  if (p.nwarps == 1) {
     if constexpr (kInclusive)
       y = v;
     else
-      y = lane == 0 ? Op::template identity<T>() : before;
-    return total;
+      y = p.lane == 0 ? Op::template identity<T>() : before;
+    return shfl_idx(v, p.active - 1, mask);
   }
-  if (lane == active - 1) slots[warp] = v;
+  if (p.lane == p.active - 1) slots[p.warp] = v;
   __syncthreads();
+  // The warps before this one, then the rest for the total (each warp's trip counts are its own).
   T prefix = slots[0];
-  total = slots[0];
-  for (int w = 1; w < nwarps; ++w) {
-    const T s = slots[w];
-    if (w < warp) prefix = op(prefix, s);
-    total = op(total, s);
-  }
+  for (int w = 1; w < p.warp; ++w) prefix = op(prefix, slots[w]);
+  T total = p.warp == 0 ? slots[0] : op(prefix, slots[p.warp]);
+  for (int w = p.warp + 1; w < p.nwarps; ++w) total = op(total, slots[w]);
   if constexpr (kInclusive) {
-    y = warp == 0 ? v : op(prefix, v);
+    y = p.warp == 0 ? v : op(prefix, v);
   } else {
-    if (warp == 0)
-      y = lane == 0 ? Op::template identity<T>() : before;
+    if (p.warp == 0)
+      y = p.lane == 0 ? Op::template identity<T>() : before;
     else
-      y = lane == 0 ? prefix : op(prefix, before);
+      y = p.lane == 0 ? prefix : op(prefix, before);
   }
   return total;
 }
@@ -392,8 +427,12 @@ __device__ __forceinline__ T gpu_block_scan(T v, T& y, Op op, int id, int n, int
 template <int kLx = 0, int kLy = 0>
 class GpuTileT {
  public:
+  // A one-row grid (the common case of 1-D work) needs no division by tiles_x.
   __device__ GpuTileT(unsigned char* smem, const Shape& s)
-      : smem_(smem), cap_(s.scratch_bytes), tx_(index_t(blockIdx.x) % s.tiles_x), ty_(index_t(blockIdx.x) / s.tiles_x) {}
+      : smem_(smem),
+        cap_(s.scratch_bytes),
+        tx_(s.tiles_y == 1 ? index_t(blockIdx.x) : index_t(blockIdx.x) % s.tiles_x),
+        ty_(s.tiles_y == 1 ? 0 : index_t(blockIdx.x) / s.tiles_x) {}
   __device__ index_t x() const { return tx_; }
   __device__ index_t y() const { return ty_; }
   __device__ Dim2 lanes() const {
