@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Uses tilekit the way a downstream project does: installs the build (build/ by default, as
-# scripts/test.sh leaves it) into a temporary prefix, then
+# scripts/test.sh leaves it) into a temporary prefix, then, with no TILEKIT_PLUGIN_PATH,
 #   - builds examples/downstream/ with find_package(tilekit CONFIG REQUIRED COMPONENTS <all of its
-#     backends>) and runs it (plugins from the prefix, through TILEKIT_PLUGIN_PATH),
+#     backends>), checks that the package's variables point into the prefix, and runs it: its own
+#     tile kernel on every backend, and the package's plugins found in the prefix (on a machine
+#     without GPUs they load and report why they cannot run, never "not found"),
+#   - builds tests/mixed/ (Debug, a .cpp and a .cu sharing an inline function that launches a
+#     tile kernel, both link orders) where nvcc and the cuda backend are, and runs both programs,
 #   - checks that asking for a backend the package lacks fails at configure time, naming it,
 #   - builds the same program with `pkg-config --cflags --libs tilekit` and runs it,
 #   - runs the installed `tilekit info`, and, when the cuda plugin is installed, again with the
@@ -23,16 +27,38 @@ step "install $build into a temporary prefix"
 cmake --install "$build" --prefix "$prefix" >"$tmp/install.log" || { cat "$tmp/install.log"; exit 1; }
 backends=$(sed -n 's/^#define TILEKIT_BACKENDS "\(.*\)"/\1/p' "$prefix/include/tilekit/config.hpp" | tr , ';')
 echo "installed backends: $backends"
-export TILEKIT_PLUGIN_PATH=$(dirname "$(find "$prefix" -name 'tilekit-*.so' -print -quit 2>/dev/null || true)")
-[ "$TILEKIT_PLUGIN_PATH" = . ] && unset TILEKIT_PLUGIN_PATH
+plugins=$(sed -n 's/^#define TILEKIT_PLUGIN_BACKENDS "\(.*\)"/\1/p' "$prefix/include/tilekit/config.hpp" | tr , ' ')
+echo "installed plugins: ${plugins:-none}"
+unset TILEKIT_PLUGIN_PATH  # the package must find its own plugins
 
 step "find_package(tilekit CONFIG REQUIRED COMPONENTS $backends)"
 cmake -S "$root/examples/downstream" -B "$tmp/cmake" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCMAKE_PREFIX_PATH="$prefix" "-DTILEKIT_COMPONENTS=$backends" >"$tmp/cmake.log" 2>&1 ||
   { cat "$tmp/cmake.log"; exit 1; }
-grep -E "tilekit |own CUDA" "$tmp/cmake.log"
+grep -E "tilekit |own CUDA|own Kokkos|tilekit_" "$tmp/cmake.log"
+for var in tilekit_INCLUDE_DIR tilekit_PLUGIN_DIR; do  # PACKAGE_PREFIX_DIR survives find_dependency
+  grep -q "^-- $var=$prefix/" "$tmp/cmake.log" || { echo "FAIL: $var is not in the prefix $prefix"; exit 1; }
+done
 cmake --build "$tmp/cmake" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
-"$tmp/cmake/downstream"
+out=$("$tmp/cmake/downstream") || { echo "$out"; echo "FAIL: the downstream program"; exit 1; }
+echo "$out"
+for p in $plugins; do  # found in the prefix: loaded, or unavailable for a reason of the runtime's
+  line=$(grep -E "^$p " <<<"$out" | head -1 || true)
+  [ -n "$line" ] || { echo "FAIL: no line for the $p plugin"; exit 1; }
+  if grep -q "not found" <<<"$line"; then echo "FAIL: the $p plugin of the prefix was not found"; exit 1; fi
+done
+
+if [ -n "${CUDACXX:-}${CMAKE_CUDA_COMPILER:-}" ] || command -v nvcc >/dev/null; then
+  case ";$backends;" in *";cuda;"*)
+    step "an inline function in a .cpp and a .cu launching a tile kernel (Debug, both link orders)"
+    cmake -S "$root/tests/mixed" -B "$tmp/mixed" -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_PREFIX_PATH="$prefix" \
+      >"$tmp/mixed.log" 2>&1 || { cat "$tmp/mixed.log"; exit 1; }
+    cmake --build "$tmp/mixed" >"$tmp/mixed-build.log" 2>&1 || { cat "$tmp/mixed-build.log"; exit 1; }
+    "$tmp/mixed/mixed_cpp_first" || { echo "FAIL: mixed_cpp_first"; exit 1; }
+    "$tmp/mixed/mixed_cu_first" || { echo "FAIL: mixed_cu_first"; exit 1; }
+    ;;
+  esac
+fi
 
 missing=hip
 case ";$backends;" in *";hip;"*) missing=no_such_backend ;; esac
@@ -60,7 +86,8 @@ if [ -n "$(find "$prefix" -name tilekit-cuda.so)" ]; then
   # --inhibit-cache: ld.so ignores /etc/ld.so.cache, where the CUDA toolkit registers its lib
   # directory; the system directories still serve everything else. (Run through ld.so, the
   # program is not where /proc/self/exe says: TILEKIT_PLUGIN_PATH names the plugins.)
-  out=$(/lib64/ld-linux-x86-64.so.2 --inhibit-cache "$prefix/bin/tilekit" info)
+  out=$(TILEKIT_PLUGIN_PATH=$(dirname "$(find "$prefix" -name tilekit-cuda.so -print -quit)") \
+    /lib64/ld-linux-x86-64.so.2 --inhibit-cache "$prefix/bin/tilekit" info)
   echo "$out" | grep "^\[cuda\]"
   echo "$out" | grep -q "^\[cuda\] unavailable: .*libcudart.so.*cannot open shared object file" ||
     { echo "FAIL: cuda is not listed as unavailable with the loader's reason"; exit 1; }

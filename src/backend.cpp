@@ -110,10 +110,22 @@ std::string core_directory() {
   return slash == std::string::npos ? std::string(".") : file.substr(0, slash);
 }
 
+}  // namespace
+}  // namespace tilekit
+
+// Defined (weak) in every program that links an installed static libtilekit through its CMake
+// package (tilekitConfig.cmake generates it): the package's plugin directory, wherever the package
+// was installed. Absent elsewhere: a shared libtilekit finds its plugins next to itself.
+extern "C" __attribute__((weak)) const char* tilekit_package_plugin_dir();
+
+namespace tilekit {
+namespace {
+
 // Where plugins are looked for, in order: next to libtilekit (or the static program), the
 // install layout's plugin directory seen from there, and its parent (a build tree: tests/ under
-// it); then TILEKIT_PLUGIN_PATH (':'-separated); then, for a subproject build, tilekit's build
-// directory; then the configured install directory.
+// it); then TILEKIT_PLUGIN_PATH (':'-separated); then the plugin directory of the package the
+// program was configured with; then, for a subproject build, tilekit's build directory; then the
+// configured install directory.
 std::vector<std::string> plugin_directories() {
   const std::string core = core_directory();
   std::vector<std::string> dirs{core, core + "/tilekit", core + "/" TILEKIT_PLUGIN_DIR_FROM_BIN, core + "/.."};
@@ -125,6 +137,8 @@ std::vector<std::string> plugin_directories() {
       start = end + 1;
     }
   }
+  if (tilekit_package_plugin_dir)
+    if (const char* dir = tilekit_package_plugin_dir(); dir && *dir) dirs.emplace_back(dir);
 #ifdef TILEKIT_PLUGIN_BUILD_DIR
   dirs.emplace_back(TILEKIT_PLUGIN_BUILD_DIR);  // tilekit built as a subproject of another project
 #endif

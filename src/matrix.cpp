@@ -93,5 +93,12 @@ std::vector<T> Matrix<T>::download() const {
 
 template class Matrix<float>;
 template class Matrix<double>;
+template class Matrix<unsigned char>;
+template class Matrix<int>;
+template class Matrix<unsigned>;
+template class Matrix<long>;
+template class Matrix<unsigned long>;
+template class Matrix<long long>;
+template class Matrix<unsigned long long>;
 
 }  // namespace tilekit

@@ -3,7 +3,9 @@
 // tilekit_tests (serial, openmp, kokkos) and as CUDA into tilekit_tile_tests_cuda.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <limits>
 #include <random>
 #include <string>
@@ -125,6 +127,116 @@ struct WalkBlocks {
       t.for_each(rows, cols, [&](int r, int c) { o[r * cols + c] = s(r, c); });
       t.barrier();
     }
+  }
+};
+
+
+// Atomics: every lane adds into scratch bins (several lanes per bin) and into counters in memory
+// that every tile updates; min/max over lane ids; the bins go out after a barrier.
+struct Atomics {
+  int* bins_out;        // tiles x kBins
+  int* icount;          // 1
+  float* fsum;          // 1
+  double* dsum;         // 1
+  long long* lsum;      // 1
+  unsigned long long* umax;  // 1
+  int* imin;            // 1
+  unsigned* fetched;    // tiles x lanes: old values returned by the scratch atomic
+  static constexpr int kBins = 5;
+  template <class Tile>
+  TILEKIT_TILE_FN void operator()(Tile& t) const {
+    auto bins = tile::scratch<int>(t, 1, kBins);
+    auto fb = tile::scratch<float>(t, 1, kBins);
+    auto db = tile::scratch<double>(t, 1, kBins);
+    const int nl = t.lanes().count();
+    t.for_each(kBins, [&](int b) {
+      bins(0, b) = 0;
+      fb(0, b) = 0.f;
+      db(0, b) = 0.0;
+    });
+    t.barrier();
+    t.for_lanes([&](tile::Lane l) {
+      const int old = tile::atomic_add(t, bins, 0, l.id % kBins, 1);
+      fetched[t.x() * nl + l.id] = unsigned(old);
+      tile::atomic_add(t, fb, 0, l.id % kBins, 0.5f);
+      tile::atomic_add(t, db, 0, l.id % kBins, 0.25);
+      tile::atomic_add(t, icount, 1);
+      tile::atomic_add(t, fsum, 0.5f);
+      tile::atomic_add(t, dsum, 0.25);
+      tile::atomic_add(t, lsum, -3LL);
+      tile::atomic_max(t, umax, (unsigned long long)(t.x() * 1000 + l.id));
+      tile::atomic_min(t, imin, int(-(t.x() * 1000 + l.id)));
+    });
+    t.barrier();
+    t.for_each(kBins, [&](int b) {
+      // 0.5 and 0.25 sums of at most a few hundred lanes are exact: compare them with the count
+      const int c = bins(0, b);
+      bins_out[t.x() * kBins + b] = (float(fb(0, b)) == 0.5f * float(c) && double(db(0, b)) == 0.25 * c) ? c : -1;
+    });
+  }
+};
+
+// Collectives over odd lane counts: the lane values are (id * 7919) % 1000 - 500 (ints, and the
+// same as floats and doubles: exact sums), reduced to every lane and to lane 0, and scanned; three
+// collectives in a row on each value type (the GPU executor alternates its slot sets).
+struct Collectives {
+  int* out;  // tiles x lanes x 8
+  double* dout;  // tiles x 4
+  template <class Tile>
+  TILEKIT_TILE_FN void operator()(Tile& t) const {
+    const int nl = t.lanes().count();
+    auto x = tile::lane_state<int>(t);
+    auto y = tile::lane_state<int>(t);
+    auto d = tile::lane_state<double>(t);
+    auto f = tile::lane_state<float>(t);
+    t.for_lanes([&](tile::Lane l) {
+      x[l] = int((l.id * 7919 + int(t.x()) * 13) % 1000) - 500;
+      d[l] = double(x[l]);
+      f[l] = float(x[l]);
+    });
+    const int sum = tile::reduce(t, x);
+    const int mx = tile::reduce(t, x, tile::Max{});
+    const int mn = tile::reduce(t, x, tile::Min{});
+    const double dsum = tile::reduce(t, d);
+    const float fmax = tile::reduce(t, f, tile::Max{});
+    tile::reduce(t, d, tile::Min{}, [&](double m) { dout[t.x() * 4 + 2] = m; });
+    const int total = tile::inclusive_scan(t, x, y);
+    int* o = out + (t.x() * nl) * 8;
+    t.for_lanes([&](tile::Lane l) {
+      o[l.id * 8 + 0] = sum;
+      o[l.id * 8 + 1] = mx;
+      o[l.id * 8 + 2] = mn;
+      o[l.id * 8 + 3] = y[l];
+      o[l.id * 8 + 4] = total;
+    });
+    const int ex_total = tile::exclusive_scan(t, x, x);  // in place
+    auto m = tile::lane_state<int>(t);
+    t.for_lanes([&](tile::Lane l) { m[l] = o[l.id * 8 + 0] == sum ? int(l.id % 3) : 0; });
+    const int max_scan = tile::inclusive_scan(t, m, m, tile::Max{});
+    t.for_lanes([&](tile::Lane l) {
+      o[l.id * 8 + 5] = x[l];
+      o[l.id * 8 + 6] = ex_total;
+      o[l.id * 8 + 7] = m[l] * 1000 + max_scan;
+    });
+    t.for_lanes({1, 1}, [&](tile::Lane) {
+      dout[t.x() * 4 + 0] = dsum;
+      dout[t.x() * 4 + 1] = double(fmax);
+    });
+  }
+};
+
+// tile::histogram over a tile's share of the keys (some outside the bins: skipped).
+struct Histogram {
+  const int* keys;
+  unsigned* global;  // nbins
+  tk::index_t n;
+  int nbins, per_tile;
+  TILEKIT_TILE_FN auto scratch() const { return tile::array<unsigned>(1, nbins); }
+  template <class Tile>
+  TILEKIT_TILE_FN void operator()(Tile& t) const {
+    auto bins = scratch()(t);
+    const tk::index_t base = t.x() * per_tile;
+    tile::histogram(t, bins, per_tile, [&](int i) { return base + i < n ? keys[base + i] : -1; }, global);
   }
 };
 
@@ -306,6 +418,108 @@ TEST_P(TileLayer, BadShapesAreRefusedBeforeAnythingRuns) {
   for (float v : got) ASSERT_EQ(v, 5.f);  // reversed fives
 }
 
+
+TEST_P(TileLayer, AtomicsOnScratchAndMemory) {
+  for (const tile::Dim2 lanes : {tile::Dim2{1, 1}, tile::Dim2{37, 1}, tile::Dim2{16, 8}}) {
+    const int tiles = 29, nl = lanes.count();
+    tk::Matrix<int> bins(be(), tiles, Atomics::kBins), icount(be(), 1, 1), imin(be(), 1, 1);
+    tk::Matrix<float> fsum(be(), 1, 1);
+    tk::Matrix<double> dsum(be(), 1, 1);
+    tk::Matrix<long long> lsum(be(), 1, 1);
+    tk::Matrix<unsigned long long> umax(be(), 1, 1);
+    tk::Matrix<unsigned> fetched(be(), tiles, nl);
+    icount.upload({5});
+    imin.upload({7});
+    fsum.upload({1.f});
+    dsum.upload({2.0});
+    lsum.upload({10});
+    umax.upload({3});
+    tile::launch(be(), tile::Shape::grid(tiles).with_lanes(lanes.x, lanes.y).with_scratch(4096).named("atomics"),
+                 Atomics{bins.data(), icount.data(), fsum.data(), dsum.data(), lsum.data(), umax.data(),
+                         imin.data(), fetched.data()});
+    const long long all = tiles * nl;
+    const std::vector<int> b = bins.download();
+    for (int t = 0; t < tiles; ++t)
+      for (int k = 0; k < Atomics::kBins; ++k)
+        ASSERT_EQ(b[std::size_t(t * Atomics::kBins + k)], (nl - k + Atomics::kBins - 1) / Atomics::kBins)
+            << nl << " lanes, tile " << t << " bin " << k;
+    EXPECT_EQ(icount.download()[0], 5 + all);
+    EXPECT_EQ(fsum.download()[0], 1.f + 0.5f * float(all));
+    EXPECT_EQ(dsum.download()[0], 2.0 + 0.25 * double(all));
+    EXPECT_EQ(lsum.download()[0], 10 - 3 * all);
+    EXPECT_EQ(umax.download()[0], (unsigned long long)((tiles - 1) * 1000 + nl - 1));
+    EXPECT_EQ(imin.download()[0], -((tiles - 1) * 1000 + nl - 1));
+    // The old values a bin's lanes got back are 0, 1, ..., in some order.
+    const std::vector<unsigned> f = fetched.download();
+    for (int t = 0; t < tiles; ++t)
+      for (int k = 0; k < Atomics::kBins; ++k) {
+        std::vector<unsigned> got;
+        for (int l = k; l < nl; l += Atomics::kBins) got.push_back(f[std::size_t(t * nl + l)]);
+        std::sort(got.begin(), got.end());
+        for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], unsigned(i)) << "tile " << t << " bin " << k;
+      }
+  }
+}
+
+TEST_P(TileLayer, CollectivesOverOddLaneCounts) {
+  const int most = be().info().max_tile_lanes > 0 ? be().info().max_tile_lanes : 1024;
+  for (const tile::Dim2 lanes : {tile::Dim2{1, 1}, tile::Dim2{7, 1}, tile::Dim2{32, 1}, tile::Dim2{33, 1},
+                                 tile::Dim2{64, 1}, tile::Dim2{100, 1}, tile::Dim2{8, 4}, tile::Dim2{33, 3},
+                                 tile::Dim2{most, 1}}) {
+    const int tiles = 5, nl = lanes.count();
+    tk::Matrix<int> out(be(), tiles, nl * 8);
+    tk::Matrix<double> dout(be(), tiles, 4);
+    tile::launch(be(), {tiles, 1, lanes, 0, "collectives"}, Collectives{out.data(), dout.data()});
+    const std::vector<int> o = out.download();
+    const std::vector<double> d = dout.download();
+    for (int t = 0; t < tiles; ++t) {
+      std::vector<int> x(std::size_t(nl), 0);
+      for (int l = 0; l < nl; ++l) x[std::size_t(l)] = (l * 7919 + t * 13) % 1000 - 500;
+      const int sum = std::accumulate(x.begin(), x.end(), 0);
+      const int mx = *std::max_element(x.begin(), x.end()), mn = *std::min_element(x.begin(), x.end());
+      int run = 0, runmax = 0;
+      for (int l = 0; l < nl; ++l) {
+        const int* r = &o[std::size_t((t * nl + l) * 8)];
+        const std::string where = std::to_string(lanes.x) + "x" + std::to_string(lanes.y) + " lanes, tile " +
+                                  std::to_string(t) + ", lane " + std::to_string(l);
+        ASSERT_EQ(r[0], sum) << where;
+        ASSERT_EQ(r[1], mx) << where;
+        ASSERT_EQ(r[2], mn) << where;
+        ASSERT_EQ(r[5], run) << where << " (exclusive scan)";
+        run += x[std::size_t(l)];
+        ASSERT_EQ(r[3], run) << where << " (inclusive scan)";
+        ASSERT_EQ(r[4], sum) << where;
+        ASSERT_EQ(r[6], sum) << where;
+        runmax = std::max(runmax, l % 3);
+        ASSERT_EQ(r[7], runmax * 1000 + std::min(nl - 1, 2)) << where << " (max scan)";
+      }
+      ASSERT_EQ(d[std::size_t(t * 4 + 0)], double(sum)) << t;
+      ASSERT_EQ(d[std::size_t(t * 4 + 1)], double(mx)) << t;
+      ASSERT_EQ(d[std::size_t(t * 4 + 2)], double(mn)) << t;
+    }
+  }
+}
+
+TEST_P(TileLayer, PrivatizedHistogram) {
+  const tk::index_t n = 100003;  // prime: the last tile is partial
+  std::vector<int> keys(static_cast<std::size_t>(n));
+  std::mt19937 g(5);
+  for (int& k : keys) k = int(g() % 300) - 20;  // some below and above the bins: skipped
+  for (const int nbins : {1, 97, 256}) {
+    std::vector<unsigned> want(std::size_t(nbins), 0);
+    for (int k : keys)
+      if (k >= 0 && k < nbins) ++want[std::size_t(k)];
+    tk::Matrix<int> mk(be(), 1, n);
+    mk.upload(keys);
+    tk::Matrix<unsigned> hist(be(), 1, nbins);
+    hist.upload(std::vector<unsigned>(std::size_t(nbins), 0));
+    const int per_tile = 4099;
+    tile::launch(be(), tile::Shape::grid((n + per_tile - 1) / per_tile).with_lanes(128).named("histogram"),
+                 Histogram{mk.data(), hist.data(), n, nbins, per_tile});
+    EXPECT_EQ(hist.download(), want) << nbins << " bins";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, TileLayer, ::testing::ValuesIn(launchable_available()),
                          [](const auto& info) { return info.param; });
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(TileLayer);
@@ -472,6 +686,98 @@ struct UninitialisedLaneState {
   }
 };
 
+
+// Bins counted with a plain += from several lanes (what atomics are for).
+struct PlainIncrement {
+  const int* keys;
+  template <class Tile>
+  void operator()(Tile& t) const {
+    auto bins = tile::scratch<int>(t, 1, 4);
+    t.for_each(4, [&](int b) { bins(0, b) = 0; });
+    t.barrier();
+    t.for_lanes([&](tile::Lane l) { bins(0, keys[l.id] % 4) += 1; });
+  }
+};
+// A lane reads a bin that others update atomically in the same phase (no barrier between).
+struct ReadRacesAtomic {
+  template <class Tile>
+  void operator()(Tile& t) const {
+    auto bins = tile::scratch<int>(t, 1, 4);
+    t.for_each(4, [&](int b) { bins(0, b) = 0; });
+    t.barrier();
+    t.for_lanes([&](tile::Lane l) {
+      tile::atomic_add(t, bins, 0, 1, 1);
+      if (l.id == 3) (void)int(bins(0, 1));
+    });
+  }
+};
+struct WriteRacesAtomic {
+  template <class Tile>
+  void operator()(Tile& t) const {
+    auto bins = tile::scratch<int>(t, 1, 4);
+    t.for_each(4, [&](int b) { bins(0, b) = 0; });
+    t.barrier();
+    t.for_lanes([&](tile::Lane l) {
+      if (l.id == 5) bins(0, 2) = 7;
+      else tile::atomic_add(t, bins, 0, 2, 1);
+    });
+  }
+};
+struct AtomicOnUnwritten {
+  template <class Tile>
+  void operator()(Tile& t) const {
+    auto bins = tile::scratch<int>(t, 1, 4);
+    t.for_lanes([&](tile::Lane l) { tile::atomic_add(t, bins, 0, l.id % 4, 1); });
+  }
+};
+struct AtomicOutside {
+  template <class Tile>
+  void operator()(Tile& t) const {
+    auto bins = tile::scratch<int>(t, 1, 4);
+    t.for_each(4, [&](int b) { bins(0, b) = 0; });
+    t.barrier();
+    t.for_lanes([&](tile::Lane l) { tile::atomic_add(t, bins, 0, 4 + l.id % 2, 1); });
+  }
+};
+// A reduction called inside a phase (on a GPU: a barrier some threads never reach).
+struct CollectiveInsidePhase {
+  template <class Tile>
+  void operator()(Tile& t) const {
+    auto x = tile::lane_state<int>(t);
+    t.for_lanes([&](tile::Lane l) {
+      x[l] = 1;
+      if (l.id == 0) (void)tile::reduce(t, x);
+    });
+  }
+};
+// Bins read after the histogram without... nothing: histogram ends with a barrier, so reusing
+// its bins for a second histogram is legal; a kernel that reads its bins in the same phase
+// as another lane's atomic update is not (ReadRacesAtomic).
+struct TwoHistograms {
+  const int* keys;
+  unsigned* global;
+  template <class Tile>
+  void operator()(Tile& t) const {
+    auto bins = tile::scratch<unsigned>(t, 1, 8);
+    tile::histogram(t, bins, 64, [&](int i) { return keys[i] % 8; }, global);
+    tile::histogram(t, bins, 64, [&](int i) { return (keys[i] + 1) % 8; }, global);
+  }
+};
+// A scan whose result is read before the scan runs... and written from scratch across a missing
+// barrier: lanes write scratch, then the scan (a barrier), then read: legal.
+struct ScanAfterScratch {
+  int* out;
+  template <class Tile>
+  void operator()(Tile& t) const {
+    auto s = tile::scratch<int>(t, 1, 16);
+    auto x = tile::lane_state<int>(t);
+    t.for_lanes([&](tile::Lane l) { s(0, l.id) = l.id; });
+    t.for_lanes([&](tile::Lane l) { x[l] = 1; });
+    const int total = tile::exclusive_scan(t, x, x);
+    t.for_lanes([&](tile::Lane l) { out[l.id] = s(0, 15 - l.id) * 100 + x[l] + 1000 * total; });
+  }
+};
+
 TEST(TileCheck, CatchesBrokenKernels) {
   std::vector<float> x(16, 1.f);
   const tile::Shape s{3, 2, {8, 1}, tile::scratch_bytes<float>(1, 8), "broken"};
@@ -493,6 +799,62 @@ TEST(TileCheck, CatchesBrokenKernels) {
   for (int i = 0; i < 8; ++i) z[std::size_t(i)] = float(i);
   tile::check({1, 1, {8, 1}, tile::scratch_bytes<float>(1, 8), "reverse"}, ReverseBlocks{z.data(), 8, 8});
   for (int i = 0; i < 8; ++i) EXPECT_EQ(z[std::size_t(i)], float(7 - i));
+}
+
+
+TEST(TileCheck, AtomicsAndCollectivesAreChecked) {
+  std::vector<int> keys(64);
+  for (int i = 0; i < 64; ++i) keys[std::size_t(i)] = i * 5;
+  const tile::Shape s{2, 1, {16, 1}, tile::scratch_bytes<int>(1, 4), "bins"};
+  expect_caught(s, PlainIncrement{keys.data()}, "accumulate into one element: tile::atomic_add");
+  expect_caught(s, ReadRacesAtomic{}, "updates atomically in the same phase");
+  expect_caught(s, WriteRacesAtomic{}, "race");
+  expect_caught(s, AtomicOnUnwritten{}, "uninitialised");
+  expect_caught(s, AtomicOutside{}, "outside a 1 x 4");
+  expect_caught({1, 1, {8, 1}, 0, "collective"}, CollectiveInsidePhase{}, "reduce called inside a phase");
+
+  std::vector<unsigned> hist(8, 0);
+  tile::check({3, 1, {16, 1}, tile::scratch_bytes<unsigned>(1, 8), "two histograms"},
+              TwoHistograms{keys.data(), hist.data()});
+  std::vector<unsigned> want(8, 0);
+  for (int i = 0; i < 64; ++i) want[std::size_t(keys[std::size_t(i)] % 8)] += 3, want[std::size_t((keys[std::size_t(i)] + 1) % 8)] += 3;
+  EXPECT_EQ(hist, want);
+  std::vector<int> out(16);
+  tile::check({1, 1, {16, 1}, tile::scratch_bytes<int>(1, 16), "scan after scratch"}, ScanAfterScratch{out.data()});
+  for (int l = 0; l < 16; ++l) EXPECT_EQ(out[std::size_t(l)], (15 - l) * 100 + l + 16000);
+}
+
+TEST(TileCheck, LambdaKernelsAndDeclaredScratch) {
+  std::vector<float> x(40);
+  for (int i = 0; i < 40; ++i) x[std::size_t(i)] = float(i);
+  float* p = x.data();
+  const tk::index_t n = 40;
+  // The scratch written once: the launch takes its size from the kernel.
+  const auto reverse = tile::kernel(tile::array<float>(1, 8), [=] TILEKIT_TILE_LAMBDA(auto& t, auto buf) {
+    const tk::index_t base = t.x() * 8;
+    t.for_lanes([&](tile::Lane l) { buf(0, l.x) = base + l.x < n ? p[base + l.x] : 0.f; });
+    t.barrier();
+    t.for_lanes([&](tile::Lane l) {
+      if (base + l.x < n) p[base + l.x] = buf(0, 7 - l.x);
+    });
+  });
+  tile::check(tile::Shape::grid(5).with_lanes(8).named("lambda reverse"), reverse);
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(x[std::size_t(i)], float(i / 8 * 8 + 7 - i % 8));
+  tile::launch(tk::backend("serial"), tile::Shape::grid(5).with_lanes(8), reverse);
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(x[std::size_t(i)], float(i));
+  // Too little scratch for what the kernel declares: refused, naming both.
+  try {
+    tile::check(tile::Shape::grid(5).with_lanes(8).with_scratch(16).named("short"), reverse);
+    FAIL() << "a launch with less scratch than the kernel declares ran";
+  } catch (const tk::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("declares 32 bytes"), std::string::npos) << e.what();
+  }
+  // The missing barrier is still caught in a lambda.
+  const auto broken = tile::kernel(tile::array<float>(1, 8), [=](auto& t, auto buf) {
+    t.for_lanes([&](tile::Lane l) { buf(0, l.x) = 1.f; });
+    t.for_lanes([&](tile::Lane l) { p[l.x] = buf(0, 7 - l.x); });
+  });
+  expect_caught(tile::Shape::grid(1).with_lanes(8).named("broken lambda"), broken, "missing barrier");
 }
 
 #endif  // !__CUDACC__

@@ -12,6 +12,9 @@
 #ifdef DOWNSTREAM_CUDA_KERNEL
 bool reverse_scale_cuda_ok(tilekit::Backend& be);  // reverse_scale.cu
 #endif
+#ifdef DOWNSTREAM_KOKKOS_KERNEL
+bool reverse_scale_kokkos_ok(tilekit::Backend& be);  // kokkos_kernel.cpp
+#endif
 
 int main() {
 #ifndef TILEKIT_HAS_SERIAL
@@ -39,10 +42,21 @@ int main() {
     failures += !check.ok;
     ++ran;
   }
-  // This project's own tile kernel: on serial (any C++ compiler), and on cuda where nvcc built it.
-  const bool host_tile_ok = reverse_scale_ok(tilekit::backend("serial"));
-  std::printf("serial   own tile kernel: %s\n", host_tile_ok ? "ok" : "WRONG");
-  failures += !host_tile_ok;
+  // This project's own tile kernel: on the host backends (any C++ compiler), on kokkos where
+  // tilekit::tile_kokkos compiled it, on cuda where nvcc did.
+  for (const auto& name : tilekit::compiled_backends()) {
+    if (name != "serial" && name != "openmp") continue;
+    const bool host_tile_ok = reverse_scale_ok(tilekit::backend(name));
+    std::printf("%-8s own tile kernel: %s\n", name.c_str(), host_tile_ok ? "ok" : "WRONG");
+    failures += !host_tile_ok;
+  }
+#ifdef DOWNSTREAM_KOKKOS_KERNEL
+  {
+    const bool ok = reverse_scale_kokkos_ok(tilekit::backend("kokkos"));
+    std::printf("kokkos   own tile kernel (tilekit::tile_kokkos): %s\n", ok ? "ok" : "WRONG");
+    failures += !ok;
+  }
+#endif
 #ifdef DOWNSTREAM_CUDA_KERNEL
   if (tilekit::Backend* cuda = tilekit::find_backend("cuda"); cuda && cuda->available()) {
     const bool ok = reverse_scale_cuda_ok(*cuda);

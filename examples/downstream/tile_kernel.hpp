@@ -27,8 +27,13 @@ struct ReverseScale {
   }
 };
 
-// Runs ReverseScale on `be` over 1000 values and checks every one.
-inline bool reverse_scale_ok(tilekit::Backend& be) {
+// Runs ReverseScale on `be` over 1000 values and checks every one. In an unnamed namespace:
+// main.cpp, kokkos_kernel.cpp and reverse_scale.cu each compile their own copy, and each copy
+// launches on the backends its file is compiled for (a plain inline function would be one copy
+// for the whole program, the linker's pick, which could not launch on kokkos or cuda from every
+// file; docs/tile-kernels.md, "One program, several compilers").
+namespace {
+bool reverse_scale_ok(tilekit::Backend& be) {
   const tilekit::index_t n = 1000;
   std::vector<float> h(n);
   for (tilekit::index_t i = 0; i < n; ++i) h[i] = float(i);
@@ -43,3 +48,4 @@ inline bool reverse_scale_ok(tilekit::Backend& be) {
   }
   return true;
 }
+}  // namespace

@@ -62,7 +62,16 @@ class Matrix {
   bool owns_ = true;
 };
 
+// Element types: float and double (tilekit's operations), and integers for tile kernels of
+// one's own (bytes to count, counts, keys).
 extern template class Matrix<float>;
 extern template class Matrix<double>;
+extern template class Matrix<unsigned char>;
+extern template class Matrix<int>;
+extern template class Matrix<unsigned>;
+extern template class Matrix<long>;
+extern template class Matrix<unsigned long>;
+extern template class Matrix<long long>;
+extern template class Matrix<unsigned long long>;
 
 }  // namespace tilekit

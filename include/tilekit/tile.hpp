@@ -37,21 +37,28 @@
 //     lane state: auto acc = tile::lane_state<float>(t); ... acc[l] += ...;
 //   - tiles are independent: no tile reads what another writes in the same launch.
 //
-// Which backends a kernel runs on depends on how its translation unit is compiled: serial
-// with a host compiler; openmp with OpenMP (-fopenmp); kokkos with Kokkos
-// (TILEKIT_TILE_WITH_KOKKOS, or Kokkos_Core.hpp included first); cuda when nvcc compiles it;
-// hip when hipcc does (a GPU compiler's translation unit launches on its GPU only: compile the
-// same source with the host compiler too for the CPU backends, as cmake/TilekitTile.cmake does).
+// Atomics (tile::atomic_add/min/max) and collectives (tile::reduce, inclusive_scan,
+// exclusive_scan, histogram): tile/collectives.hpp. Scratch written once: a kernel may declare
+// its arrays (tile::array<T>(rows, cols) and scratch()), and launch() sizes scratch from them;
+// lambdas as kernels: tile::kernel([=] TILEKIT_TILE_LAMBDA (auto& t) {...}).
+//
+// Which backends a kernel runs on depends on how its translation unit is compiled: serial and
+// openmp from every translation unit (the openmp backend's threads are libtilekit's); kokkos
+// with Kokkos (TILEKIT_TILE_WITH_KOKKOS, or Kokkos_Core.hpp included first); cuda when nvcc
+// compiles it; hip when hipcc does.
 #pragma once
 
 #include <climits>
 #include <mutex>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tilekit/backend.hpp"
 #include "tilekit/config.hpp"
 #include "tilekit/tile/check.hpp"
+#include "tilekit/tile/collectives.hpp"
 #include "tilekit/tile/compare.hpp"
 #include "tilekit/tile/core.hpp"
 #include "tilekit/tile/gpu.hpp"
@@ -105,6 +112,120 @@ TILEKIT_TILE_FN auto constants(Tile& t) {
   return t.template constants_as<T>();
 }
 
+// A scratch array described once: a(t) carves it in a kernel (as tile::scratch does), a.bytes()
+// is what it takes of Shape::scratch_bytes. array<T>(rows, cols, pad) has a run-time row
+// length; array<T, kCols, kPad>(rows) a compiled one.
+template <class T, int kCols = 0, int kPad = 0>
+struct Array {
+  int rows, cols, pad;
+  TILEKIT_TILE_FN constexpr std::size_t bytes() const { return scratch_bytes<T>(rows, cols, pad); }
+  template <class Tile>
+  TILEKIT_TILE_FN auto operator()(Tile& t) const {
+    if constexpr (kCols > 0)
+      return scratch<T, kCols, kPad>(t, rows);
+    else
+      return scratch<T>(t, rows, cols, pad);
+  }
+};
+template <class T>
+TILEKIT_TILE_FN constexpr Array<T> array(int rows, int cols, int pad = 0) {
+  return {rows, cols, pad};
+}
+template <class T, int kCols, int kPad = 0>
+TILEKIT_TILE_FN constexpr Array<T, kCols, kPad> array(int rows) {
+  return {rows, kCols, kPad};
+}
+// Several arrays, as a kernel's scratch(): their bytes, summed (carve each with its own a(t), in
+// any order: every array starts on a 16-byte boundary).
+struct Arrays {
+  std::size_t total;
+  TILEKIT_TILE_FN constexpr std::size_t bytes() const { return total; }
+};
+template <class... A>
+TILEKIT_TILE_FN constexpr Arrays arrays(const A&... a) {
+  return {(std::size_t(0) + ... + a.bytes())};
+}
+
+// A lambda as a kernel: tile::kernel([=] TILEKIT_TILE_LAMBDA (auto& t) { ... }), or with its
+// scratch described once, tile::kernel(tile::array<float>(1, 256), [=] TILEKIT_TILE_LAMBDA
+// (auto& t, auto buf) { ... }) (the lambda gets the array carved; the launch sizes scratch from
+// it). Under nvcc TILEKIT_TILE_LAMBDA is __device__ (nvcc has no generic __host__ __device__
+// lambda made in host code), so there a lambda kernel launches on the GPU only.
+template <class F>
+struct LambdaKernel {
+  F f;
+  template <class Tile>
+  TILEKIT_TILE_FN void operator()(Tile& t) const {
+    f(t);
+  }
+};
+template <class A, class F>
+struct LambdaKernelWithScratch {
+  A a;
+  F f;
+  TILEKIT_TILE_FN constexpr A scratch() const { return a; }
+  template <class Tile>
+  TILEKIT_TILE_FN void operator()(Tile& t) const {
+    f(t, a(t));
+  }
+};
+template <class F>
+LambdaKernel<F> kernel(F f) {
+  return {f};
+}
+template <class A, class F>
+LambdaKernelWithScratch<A, F> kernel(A scratch_arrays, F f) {
+  return {scratch_arrays, f};
+}
+
+namespace detail {
+// Whether kernel K is a lambda nvcc compiled for the device only (TILEKIT_TILE_LAMBDA there).
+template <class K>
+struct DeviceOnly {
+#if defined(__CUDACC__) && !defined(__HIPCC__) && !defined(__clang__)
+  static constexpr bool value = __nv_is_extended_device_lambda_closure_type(K);
+#else
+  static constexpr bool value = false;
+#endif
+};
+template <class F>
+struct DeviceOnly<LambdaKernel<F>> : DeviceOnly<F> {};
+template <class A, class F>
+struct DeviceOnly<LambdaKernelWithScratch<A, F>> : DeviceOnly<F> {};
+template <class K>
+[[noreturn]] void throw_device_only(const Shape& s, const std::string& backend) {
+  throw Error(std::string("tile kernel '") + s.name + "' cannot run on backend '" + backend +
+              "': it is a lambda that nvcc compiled for the GPU only (nvcc makes a generic lambda "
+              "TILEKIT_TILE_LAMBDA a __device__ one); write it as a function object (docs/tile-kernels.md) "
+              "to launch it on the host backends too");
+}
+
+// A kernel that declares its scratch (scratch().bytes()) sizes its launch's: a Shape without
+// scratch_bytes gets the kernel's; one with fewer than the kernel carves is refused.
+template <class K, class = void>
+struct HasScratch : std::false_type {};
+template <class K>
+struct HasScratch<K, std::void_t<decltype(std::declval<const K&>().scratch().bytes())>> : std::true_type {};
+template <class K>
+Shape kernel_shape(const Shape& s, const K& kernel) {
+  if constexpr (HasScratch<K>::value) {
+    const std::size_t need = kernel.scratch().bytes();
+    if (s.scratch_bytes == 0) {
+      Shape r = s;
+      r.scratch_bytes = need;
+      return r;
+    }
+    if (s.scratch_bytes < need)
+      throw Error(std::string("tile kernel '") + s.name + "' declares " + std::to_string(need) +
+                  " bytes of scratch (its scratch()), but its launch gives it " + std::to_string(s.scratch_bytes) +
+                  " (leave Shape::scratch_bytes 0 to take the kernel's)");
+  } else {
+    (void)kernel;
+  }
+  return s;
+}
+}  // namespace detail
+
 namespace detail {
 // The ways a translation unit runs tile kernels. Each backend names its own in CMake
 // (cmake/TilekitBackends.cmake), which lists them all in tilekit/config.hpp.
@@ -117,38 +238,34 @@ inline Executor executor_of(const std::string& backend) {
 #undef TILEKIT_TILE_EXECUTOR_OF
   return Executor::none;
 }
-
-// Whether this translation unit was compiled with executor e (see above).
-inline bool compiled_with(Executor e) {
-  switch (e) {
-#if !defined(__CUDACC__) && !defined(__HIPCC__)  // a GPU compiler's translation unit launches on its GPU
-    case Executor::host:
-      return true;
-#if defined(_OPENMP)
-    case Executor::host_threads:
-      return true;
-#endif
-#endif
-#if TILEKIT_TILE_HAS_KOKKOS
-    case Executor::kokkos:
-      return true;
-#endif
-#if defined(__CUDACC__) && !defined(__HIPCC__)
-    case Executor::cuda:
-      return true;
-#endif
-#if defined(__HIPCC__)
-    case Executor::hip:
-      return true;
-#endif
-    default:
-      return false;
-  }
-}
 }  // namespace detail
 
-// Whether this translation unit can launch tile kernels on `backend` (see above).
-inline bool can_launch(const std::string& backend) { return detail::compiled_with(detail::executor_of(backend)); }
+// Whether this translation unit can launch tile kernels on `backend`: the host backends from
+// every translation unit (their executors are libtilekit's), the others from one compiled for them.
+inline bool can_launch(const std::string& backend) {
+  switch (detail::executor_of(backend)) {
+    case detail::Executor::host:
+    case detail::Executor::host_threads:
+      return true;
+    case detail::Executor::kokkos:
+      return TILEKIT_TILE_HAS_KOKKOS;
+    case detail::Executor::cuda:
+#if defined(__CUDACC__) && !defined(__HIPCC__)
+      return true;
+#else
+      return false;
+#endif
+    case detail::Executor::hip:
+#if defined(__HIPCC__)
+      return true;
+#else
+      return false;
+#endif
+    case detail::Executor::none:
+      break;
+  }
+  return false;
+}
 
 // The compiled backends this translation unit can launch on, for tile::compare (compare.hpp).
 inline std::vector<std::string> launchable_backends() {
@@ -197,7 +314,8 @@ inline void check_shape(Backend& be, const Shape& s) {
 // anything runs, for a shape the backend cannot run or a backend this translation unit was
 // not compiled for.
 template <class K>
-void launch(Backend& be, const Shape& s, const K& kernel) {
+void launch(Backend& be, const Shape& shape, const K& kernel) {
+  const Shape s = detail::kernel_shape(shape, kernel);
   detail::check_shape(be, s);
   detail::check_fixed_lanes<K>(s);
   if (s.tiles() == 0) return;
@@ -205,29 +323,40 @@ void launch(Backend& be, const Shape& s, const K& kernel) {
   const std::string& name = be.name();
   if (!can_launch(name))
     throw Error(std::string("tile kernel '") + s.name + "' cannot run on backend '" + name +
-                "': this translation unit was not compiled for it (openmp: -fopenmp; kokkos: Kokkos with "
-                "TILEKIT_TILE_WITH_KOKKOS; cuda: nvcc; hip: hipcc)");
+                "': this translation unit was not compiled for it (kokkos: Kokkos with TILEKIT_TILE_WITH_KOKKOS; "
+                "cuda: nvcc; hip: hipcc). A launch in an inline function that translation units compiled "
+                "differently share runs whichever copy of the function the linker kept: give a GPU or "
+                "Kokkos launch a function of its own in the file compiled for it (docs/tile-kernels.md)");
   switch (detail::executor_of(name)) {
-#if !defined(__CUDACC__) && !defined(__HIPCC__)
     case detail::Executor::host:
-#if defined(TILEKIT_TILE_CHECK)
-      return run_checked(s, kernel);
-#else
-      return run_host(s, kernel, 1);
-#endif
     case detail::Executor::host_threads:
-      return run_host(s, kernel, be.info().compute_units);
+      if constexpr (detail::DeviceOnly<K>::value) {
+        detail::throw_device_only<K>(s, name);
+      } else if (detail::executor_of(name) == detail::Executor::host_threads) {
+        return run_host(s, kernel, be.info().compute_units);
+      } else {
+#if defined(TILEKIT_TILE_CHECK)
+        return run_checked(s, kernel);
+#else
+        return run_host(s, kernel, 1);
 #endif
-#if TILEKIT_TILE_HAS_KOKKOS
+      }
+      return;
     case detail::Executor::kokkos:
-      return run_kokkos(s, kernel);
+#if TILEKIT_TILE_HAS_KOKKOS
+      if constexpr (detail::DeviceOnly<K>::value && !detail::kokkos_gpu_teams<K>)
+        detail::throw_device_only<K>(s, name);
+      else
+        return run_kokkos(s, kernel);
 #endif
-#if defined(__CUDACC__) || defined(__HIPCC__)
+      return;
     case detail::Executor::cuda:
     case detail::Executor::hip:
+#if defined(__CUDACC__) || defined(__HIPCC__)
       return run_gpu(be.native_queue(), s, kernel);
 #endif
-    default:
+      return;
+    case detail::Executor::none:
       return;  // can_launch refused it above
   }
 }
@@ -235,10 +364,14 @@ void launch(Backend& be, const Shape& s, const K& kernel) {
 // Runs kernel under the checking executor (check.hpp) on the calling thread: host memory only.
 // Throws tilekit::Error at the first race, uninitialised read or misplaced barrier.
 template <class K>
-void check(const Shape& s, const K& kernel) {
+void check(const Shape& shape, const K& kernel) {
+  const Shape s = detail::kernel_shape(shape, kernel);
   detail::check_fixed_lanes<K>(s);
   if (s.tiles() == 0) return;
-  run_checked(s, kernel);
+  if constexpr (detail::DeviceOnly<K>::value)
+    detail::throw_device_only<K>(s, "check");
+  else
+    run_checked(s, kernel);
 }
 
 }  // namespace TILEKIT_TILE_ABI

@@ -11,6 +11,10 @@
 //     phase, and a barrier called inside a phase (a divergent barrier on a GPU) each throw
 //     tilekit::Error naming the kernel, the tile, the lanes, the array and the element.
 // A lane's own reads and writes never conflict: on a GPU they are one thread's, in order.
+// Atomic updates (tile::atomic_add/min/max on scratch) of one element by several lanes in one
+// phase are legal; a plain read or write of an element another lane updates atomically in the
+// same phase (or an atomic update of one another lane reads or writes plainly) is a race.
+// Collectives (tile::reduce, the scans) are called where a barrier could be, and are one.
 // It is slow (every access is checked): run it in tests, on small problems.
 #pragma once
 
@@ -76,11 +80,34 @@ class Checker {
                                   ", which no lane wrote in this tile (uninitialised scratch)");
       if (s.write_epoch == epoch_ && s.writer != lane_)
         fail("missing barrier: lane " + std::to_string(lane_) + " reads " + where(off) + ", written by lane " +
-             std::to_string(s.writer) + " in the same phase");
+             std::to_string(s.writer) + " in the same phase (lanes that accumulate into one element: "
+                                        "tile::atomic_add)");
+      if (s.atomic_epoch == epoch_ && s.atomic != lane_)
+        fail("race: lane " + std::to_string(lane_) + " reads " + where(off) + ", which " + lanes(s.atomic) +
+             " updates atomically in the same phase (a barrier between them, or an atomic read)");
       s.reader = (s.read_epoch == epoch_ && s.reader != lane_) ? kMany : lane_;
       s.read_epoch = epoch_;
     }
   }
+  // An atomic read-modify-write (tile::atomic_add/min/max) of scratch.
+  void on_atomic(const void* p, std::size_t n) {
+    const std::size_t off = offset(p, "atomic update");
+    for (std::size_t b = off; b < off + n; ++b) {
+      Shadow& s = shadow_[b];
+      if (s.write_epoch < 0 && s.atomic_epoch < 0)
+        fail("lane " + std::to_string(lane_) + " updates " + where(off) +
+             " atomically, but no lane wrote it in this tile (uninitialised scratch)");
+      if (s.write_epoch == epoch_ && s.writer != lane_)
+        fail("race: lane " + std::to_string(lane_) + " updates " + where(off) + " atomically, which lane " +
+             std::to_string(s.writer) + " writes plainly in the same phase");
+      if (s.read_epoch == epoch_ && s.reader != lane_)
+        fail("race: lane " + std::to_string(lane_) + " updates " + where(off) + " atomically, which " +
+             lanes(s.reader) + " reads plainly in the same phase");
+      s.atomic = (s.atomic_epoch == epoch_ && s.atomic != lane_) ? kMany : lane_;
+      s.atomic_epoch = epoch_;
+    }
+  }
+  bool inside_phase() const { return lane_ != kOutside; }
   void on_write(const void* p, std::size_t n) {
     const std::size_t off = offset(p, "write");
     for (std::size_t b = off; b < off + n; ++b) {
@@ -91,7 +118,10 @@ class Checker {
              " in the same phase");
       if (s.write_epoch == epoch_ && s.writer != lane_)
         fail("lanes " + std::to_string(s.writer) + " and " + std::to_string(lane_) + " both write " + where(off) +
-             " in the same phase");
+             " in the same phase (lanes that accumulate into one element: tile::atomic_add)");
+      if (s.atomic_epoch == epoch_ && s.atomic != lane_)
+        fail("race: lane " + std::to_string(lane_) + " writes " + where(off) + ", which " + lanes(s.atomic) +
+             " updates atomically in the same phase");
       s.writer = lane_;
       s.write_epoch = epoch_;
     }
@@ -106,8 +136,9 @@ class Checker {
  private:
   static constexpr int kOutside = -1, kMany = -2;
   struct Shadow {
-    int writer = kOutside, write_epoch = -1, reader = kOutside, read_epoch = -1;
+    int writer = kOutside, write_epoch = -1, reader = kOutside, read_epoch = -1, atomic = kOutside, atomic_epoch = -1;
   };
+  static std::string lanes(int who) { return who == kMany ? std::string("several lanes") : "lane " + std::to_string(who); }
   struct Array {
     std::size_t offset;
     int rows, cols, ld;
@@ -169,6 +200,7 @@ class CheckedRef {
 
 template <class T, int kLd = 0>
 struct CheckedView {
+  using value_type = T;
   T* data;
   int rows, cols, ld_;
   detail::Checker* ck;
@@ -261,7 +293,48 @@ class CheckedTile {
     load(w.dst, w.src, w.row, w.col);
   }
 
+  template <AtomicOp op, class T, int kLd>
+  T scratch_atomic(const CheckedView<T, kLd>& s, int r, int c, T v) {
+    static_assert(detail::kAtomicSupported<op, T>, "tile atomics: add on int, unsigned, long long, unsigned "
+                                                   "long long, float, double; min and max on the integer types");
+    s.ck->index(r, c, s.rows, s.cols);
+    T* p = s.data + r * s.ld() + c;
+    ck_.on_atomic(p, sizeof(T));
+    const T old = *p;
+    *p = detail::apply_atomic<op>(old, v);
+    return old;
+  }
+  template <AtomicOp op, class T>
+  T global_atomic(T* p, T v) {
+    return detail::host_global_atomic<op>(p, v, false);
+  }
+  // A collective is called where a barrier could be (every lane of the tile takes part), and
+  // is one: what lanes wrote to scratch before it, any lane reads after it.
+  template <class Op, class State>
+  typename State::value_type reduce(State& x, Op op) {
+    collective("reduce");
+    return detail::host_reduce(x, s_.lanes.count(), op);
+  }
+  template <class Op, class State, class F>
+  void reduce_to_lane0(State& x, Op op, const F& f) {
+    collective("reduce");
+    const auto r = detail::host_reduce(x, s_.lanes.count(), op);
+    ck_.phase(1, [](int) { return 0; }, [&](int) { f(r); });
+  }
+  template <bool kInclusive, class Op, class In, class Out>
+  typename In::value_type scan(In& x, Out& y, Op op) {
+    collective(kInclusive ? "inclusive_scan" : "exclusive_scan");
+    return detail::host_scan<kInclusive>(x, y, s_.lanes.count(), op);
+  }
+
  private:
+  void collective(const char* what) {
+    if (ck_.inside_phase())
+      ck_.fail(std::string(what) + " called inside a phase: a collective is tile-uniform, like a barrier "
+                                   "(every lane of the tile takes part)");
+    ck_.barrier();
+  }
+
   const Shape& s_;
   index_t tx_, ty_;
   unsigned char* scratch_;
@@ -279,6 +352,9 @@ inline std::uint64_t check_seed() {
 // Runs every tile of s under the checker, on the calling thread, in a shuffled order.
 template <class K>
 void run_checked(const Shape& s, const K& kernel, std::uint64_t seed = check_seed()) {
+#if defined(__CUDA_ARCH__)
+  (void)s, (void)kernel, (void)seed;  // nvcc's device pass (see run_host)
+#else
   detail::Checker ck(s, seed);
   detail::Arena arena;
   detail::AlignedBytes scratch = detail::aligned_bytes(s.scratch_bytes);
@@ -289,6 +365,7 @@ void run_checked(const Shape& s, const K& kernel, std::uint64_t seed = check_see
     CheckedTile tile(s, t, scratch.get(), arena, ck);
     kernel(tile);
   }
+#endif
 }
 
 }  // namespace TILEKIT_TILE_ABI

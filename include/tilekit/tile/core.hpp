@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -15,6 +16,18 @@
 #define TILEKIT_TILE_FN __host__ __device__ inline
 #else
 #define TILEKIT_TILE_FN inline
+#endif
+
+// Marks a lambda that is a tile kernel (tile::kernel()): `[=] TILEKIT_TILE_LAMBDA (auto& t) {...}`.
+// nvcc accepts a generic lambda made in host code for the device only as `__device__` (an extended
+// lambda: --extended-lambda, in tilekit_CUDA_FLAGS), so in a translation unit nvcc compiles a
+// lambda kernel launches on the GPU only; hipcc and host compilers take it for every backend.
+#if defined(__CUDACC__) && !defined(__HIPCC__) && !defined(__clang__)
+#define TILEKIT_TILE_LAMBDA __device__
+#elif defined(__CUDACC__) || defined(__HIPCC__)
+#define TILEKIT_TILE_LAMBDA __host__ __device__
+#else
+#define TILEKIT_TILE_LAMBDA
 #endif
 
 // The lane loop of the CPU executors: lanes of one phase are independent by the rules of the
@@ -85,14 +98,45 @@ struct Lane {
 // Optionally, constants: read-only data every lane of every tile reads (a filter, coefficients),
 // in the backend's memory; on NVIDIA/AMD GPUs copied into constant memory before the launch, so
 // that reads of it by all lanes at once are one broadcast (PMPP 7.3), at most kMaxConstantBytes.
+// Write it positionally, {tiles_x, tiles_y, {lanes.x, lanes.y}, scratch_bytes, "name"}, or by
+// name: tile::Shape::grid(tx, ty).with_lanes(256).with_scratch(bytes).named("name").
 struct Shape {
   index_t tiles_x = 1, tiles_y = 1;
   Dim2 lanes;
-  std::size_t scratch_bytes = 0;
+  std::size_t scratch_bytes = 0;  // 0 with a kernel that declares its scratch(): the kernel's
   const char* name = "tile kernel";  // for error messages and profilers
   const void* constants = nullptr;
   std::size_t constant_bytes = 0;
   TILEKIT_TILE_FN constexpr index_t tiles() const { return tiles_x * tiles_y; }
+
+  static constexpr Shape grid(index_t tx, index_t ty = 1) {
+    Shape s;
+    s.tiles_x = tx;
+    s.tiles_y = ty;
+    return s;
+  }
+  constexpr Shape with_lanes(int x, int y = 1) const {
+    Shape s = *this;
+    s.lanes = Dim2{x, y};
+    return s;
+  }
+  constexpr Shape with_scratch(std::size_t bytes) const {
+    Shape s = *this;
+    s.scratch_bytes = bytes;
+    return s;
+  }
+  constexpr Shape named(const char* n) const {
+    Shape s = *this;
+    s.name = n;
+    return s;
+  }
+  // `bytes` bytes at `data` (the backend's memory for launch, host memory for check).
+  constexpr Shape with_constants(const void* data, std::size_t bytes) const {
+    Shape s = *this;
+    s.constants = data;
+    s.constant_bytes = bytes;
+    return s;
+  }
 };
 inline constexpr std::size_t kMaxConstantBytes = 8 * 1024;  // (Kokkos keeps 32 KiB of the 64 KiB for itself)
 
@@ -113,6 +157,7 @@ TILEKIT_TILE_FN constexpr std::size_t scratch_bytes(int rows, int cols, int pad 
 // returns: T& everywhere but in the checking executor, which watches every access.
 template <class T, int kLd = 0>
 struct ScratchView {
+  using value_type = T;
   T* data;
   int rows, cols, ld_;
   TILEKIT_TILE_FN constexpr int ld() const { return kLd > 0 ? kLd : ld_; }
@@ -146,6 +191,63 @@ struct BlockWalk {
     col += step_cols;
   }
 };
+
+// The operators of the collectives (collectives.hpp): a + b, max, min, each with its identity.
+struct Sum {
+  template <class T>
+  TILEKIT_TILE_FN constexpr T operator()(const T& a, const T& b) const {
+    return a + b;
+  }
+  template <class T>
+  TILEKIT_TILE_FN static constexpr T identity() {
+    return T(0);
+  }
+};
+struct Max {
+  template <class T>
+  TILEKIT_TILE_FN constexpr T operator()(const T& a, const T& b) const {
+    return a < b ? b : a;
+  }
+  template <class T>
+  TILEKIT_TILE_FN static constexpr T identity() {
+    return std::numeric_limits<T>::lowest();
+  }
+};
+struct Min {
+  template <class T>
+  TILEKIT_TILE_FN constexpr T operator()(const T& a, const T& b) const {
+    return b < a ? b : a;
+  }
+  template <class T>
+  TILEKIT_TILE_FN static constexpr T identity() {
+    return std::numeric_limits<T>::max();
+  }
+};
+
+// The read-modify-write operations of tile::atomic_add/min/max (collectives.hpp).
+enum class AtomicOp { add, min, max };
+
+namespace detail {
+template <class T>
+struct TypeIdentity {
+  using type = T;
+};
+template <class T>
+inline constexpr bool kAtomicInt = std::is_same_v<T, int> || std::is_same_v<T, unsigned> ||
+                                   std::is_same_v<T, long long> || std::is_same_v<T, unsigned long long>;
+template <AtomicOp op, class T>
+inline constexpr bool kAtomicSupported =
+    kAtomicInt<T> || (op == AtomicOp::add && (std::is_same_v<T, float> || std::is_same_v<T, double>));
+template <AtomicOp op, class T>
+TILEKIT_TILE_FN constexpr T apply_atomic(T a, T v) {
+  if constexpr (op == AtomicOp::add)
+    return a + v;
+  else if constexpr (op == AtomicOp::min)
+    return v < a ? v : a;
+  else
+    return a < v ? v : a;
+}
+}  // namespace detail
 
 namespace detail {
 template <int S, int... Rest, class F>

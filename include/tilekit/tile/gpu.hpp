@@ -27,6 +27,7 @@ inline namespace TILEKIT_TILE_ABI {
 // constants, e.g. in unrolled loops, or the compiler moves them to local memory).
 template <class T, int N = 1>
 struct GpuLaneState {
+  using value_type = T;
   T v[N];
   __host__ __device__ T& operator[](const Lane&) { return v[0]; }
   __host__ __device__ T& operator()(const Lane&, int i) { return v[i]; }
@@ -222,6 +223,203 @@ __device__ __forceinline__ const T* constants_of() {
     return reinterpret_cast<const T*>(tile_constants_8);
 }
 
+// Atomics: the GPU's own, on shared and global memory alike.
+template <AtomicOp op, class T>
+__device__ __forceinline__ T gpu_atomic(T* p, T v) {
+  static_assert(kAtomicSupported<op, T>, "tile atomics: add on int, unsigned, long long, unsigned long long, "
+                                         "float, double; min and max on the integer types");
+  if constexpr (op == AtomicOp::add && std::is_same_v<T, long long>) {  // two's complement: the unsigned add
+    return static_cast<long long>(
+        atomicAdd(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v)));
+#if defined(__HIPCC__)
+  } else if constexpr (op != AtomicOp::add && std::is_same_v<T, long long>) {  // HIP has no signed 64-bit min/max
+    auto* q = reinterpret_cast<unsigned long long*>(p);
+    unsigned long long old = *q, seen;
+    do {
+      seen = old;
+      const long long want = apply_atomic<op>(static_cast<long long>(seen), v);
+      if (want == static_cast<long long>(seen)) break;
+      old = atomicCAS(q, seen, static_cast<unsigned long long>(want));
+    } while (old != seen);
+    return static_cast<long long>(seen);
+#endif
+  } else if constexpr (op == AtomicOp::add)
+    return atomicAdd(p, v);
+  else if constexpr (op == AtomicOp::min)
+    return atomicMin(p, v);
+  else
+    return atomicMax(p, v);
+}
+
+// Collectives over the lanes of a block (lane id = linear thread id): within a warp by shuffles,
+// across warps through one slot per warp in shared memory, as CUB's warp-scan algorithms do.
+// The slots are static shared memory of the kernels that use them (two sets of 32 values per
+// value type, at most 512 bytes): consecutive collectives alternate between the sets, so one
+// barrier per collective suffices (a thread writes a set again only after every thread has
+// passed the barrier of the collective in between, and so finished reading it).
+#if defined(__HIPCC__)
+__device__ __forceinline__ int gpu_warp_size() { return warpSize; }
+inline constexpr int kGpuWarpConst = 0;  // wavefronts of 64 or 32 lanes: known at run time
+template <class T>
+__device__ __forceinline__ T shfl_xor(T v, int m, unsigned long long) { return __shfl_xor(v, m); }
+template <class T>
+__device__ __forceinline__ T shfl_down(T v, int d, unsigned long long) { return __shfl_down(v, d); }
+template <class T>
+__device__ __forceinline__ T shfl_up(T v, int d, unsigned long long) { return __shfl_up(v, d); }
+template <class T>
+__device__ __forceinline__ T shfl_idx(T v, int src, unsigned long long) { return __shfl(v, src); }
+__device__ __forceinline__ unsigned long long warp_mask(int active) {
+  return active >= 64 ? ~0ull : (1ull << active) - 1;
+}
+#else
+__device__ __forceinline__ constexpr int gpu_warp_size() { return 32; }
+inline constexpr int kGpuWarpConst = 32;
+template <class T>
+__device__ __forceinline__ T shfl_xor(T v, int m, unsigned mask) { return __shfl_xor_sync(mask, v, m); }
+template <class T>
+__device__ __forceinline__ T shfl_down(T v, int d, unsigned mask) { return __shfl_down_sync(mask, v, d); }
+template <class T>
+__device__ __forceinline__ T shfl_up(T v, int d, unsigned mask) { return __shfl_up_sync(mask, v, d); }
+template <class T>
+__device__ __forceinline__ T shfl_idx(T v, int src, unsigned mask) { return __shfl_sync(mask, v, src); }
+__device__ __forceinline__ unsigned warp_mask(int active) { return active >= 32 ? ~0u : (1u << active) - 1; }
+#endif
+
+template <class T>
+__device__ __forceinline__ T* collective_slots(int set) {
+  static_assert(std::is_arithmetic_v<T> && (sizeof(T) == 4 || sizeof(T) == 8),
+                "tile collectives take 4- or 8-byte arithmetic values (int, unsigned, float, double, ...)");
+  __shared__ T slots[2][32];
+  return slots[set];
+}
+
+// Where a lane is: its warp, its place in it, the warps, the lanes of its warp that exist
+// (all but in a partial last warp). Unsigned: lane ids are never negative, so the divisions by
+// the warp size are shifts.
+struct WarpPlace {
+  int lane, warp, nwarps, active;
+  __device__ __forceinline__ WarpPlace(int id, int n) {
+    const unsigned W = unsigned(gpu_warp_size());
+    lane = int(unsigned(id) % W);
+    warp = int(unsigned(id) / W);
+    nwarps = int((unsigned(n) + W - 1) / W);
+    const int left = n - warp * int(W);
+    active = unsigned(n) % W == 0 || left >= int(W) ? int(W) : left;  // whole warps: folds for compiled lanes
+  }
+};
+
+// The warp's reduction, in every lane of it.
+template <class T, class Op>
+__device__ __forceinline__ T gpu_warp_reduce(T v, Op op, const WarpPlace& p) {
+  constexpr int kW = kGpuWarpConst;
+  const auto mask = warp_mask(p.active);
+  if (kW > 0 && p.active == kW) {  // a butterfly: every lane combines the same values in the same order
+#pragma unroll
+    for (int m = kW / 2; m > 0; m /= 2) v = op(v, shfl_xor(v, m, mask));
+    return v;
+  }
+  for (int d = 1; d < p.active; d *= 2) {
+    const T o = shfl_down(v, d, mask);
+    if (p.lane + d < p.active) v = op(v, o);
+  }
+  return shfl_idx(v, 0, mask);
+}
+
+// The warp's inclusive scan.
+template <class T, class Op>
+__device__ __forceinline__ T gpu_warp_scan(T v, Op op, const WarpPlace& p) {
+  constexpr int kW = kGpuWarpConst;
+  const auto mask = warp_mask(p.active);
+  if (kW > 0 && p.active == kW) {  // Kogge-Stone, unrolled
+#pragma unroll
+    for (int d = 1; d < kW; d *= 2) {
+      const T o = shfl_up(v, d, mask);
+      if (p.lane >= d) v = op(o, v);
+    }
+    return v;
+  }
+  for (int d = 1; d < p.active; d *= 2) {
+    const T o = shfl_up(v, d, mask);
+    if (p.lane >= d) v = op(o, v);
+  }
+  return v;
+}
+
+template <class T, class Op>
+__device__ __forceinline__ T gpu_block_reduce(T v, Op op, int id, int n, int& set) {
+  const WarpPlace p(id, n);
+  T* slots = collective_slots<T>(set);
+  set ^= 1;
+  v = gpu_warp_reduce(v, op, p);
+  if (p.nwarps == 1) return v;
+  if (p.lane == 0) slots[p.warp] = v;
+  __syncthreads();
+  T r = slots[0];  // every thread the same values in the same order: the same result
+  for (int w = 1; w < p.nwarps; ++w) r = op(r, slots[w]);
+  return r;
+}
+
+template <class T, class Op, class F>
+__device__ __forceinline__ void gpu_block_reduce_to_lane0(T v, Op op, int id, int n, int& set, const F& f) {
+  const WarpPlace p(id, n);
+  T* slots = collective_slots<T>(set);
+  set ^= 1;
+  const auto mask = warp_mask(p.active);
+  constexpr int kW = kGpuWarpConst;
+  if (kW > 0 && p.active == kW) {  // lane 0 ends with the warp's reduction
+#pragma unroll
+    for (int d = 1; d < kW; d *= 2) v = op(v, shfl_down(v, d, mask));
+  } else {
+    for (int d = 1; d < p.active; d *= 2) {
+      const T o = shfl_down(v, d, mask);
+      if (p.lane + d < p.active) v = op(v, o);
+    }
+  }
+  if (p.nwarps > 1) {
+    if (p.lane == 0) slots[p.warp] = v;
+    __syncthreads();
+    if (id == 0)
+      for (int w = 1; w < p.nwarps; ++w) v = op(v, slots[w]);
+  }
+  if (id == 0) f(v);
+}
+
+// y = the scan of the lanes' x in lane order (exclusive: lane 0 gets Op's identity); returns the
+// total, in every lane.
+template <bool kInclusive, class T, class Op>
+__device__ __forceinline__ T gpu_block_scan(T v, T& y, Op op, int id, int n, int& set) {
+  const WarpPlace p(id, n);
+  const auto mask = warp_mask(p.active);
+  T* slots = collective_slots<T>(set);
+  set ^= 1;
+  v = gpu_warp_scan(v, op, p);
+  T before{};  // the warp's exclusive scan, but in lane 0
+  if constexpr (!kInclusive) before = shfl_up(v, 1, mask);
+  if (p.nwarps == 1) {
+    if constexpr (kInclusive)
+      y = v;
+    else
+      y = p.lane == 0 ? Op::template identity<T>() : before;
+    return shfl_idx(v, p.active - 1, mask);
+  }
+  if (p.lane == p.active - 1) slots[p.warp] = v;
+  __syncthreads();
+  // The warps before this one, then the rest for the total (each warp's trip counts are its own).
+  T prefix = slots[0];
+  for (int w = 1; w < p.warp; ++w) prefix = op(prefix, slots[w]);
+  T total = p.warp == 0 ? slots[0] : op(prefix, slots[p.warp]);
+  for (int w = p.warp + 1; w < p.nwarps; ++w) total = op(total, slots[w]);
+  if constexpr (kInclusive) {
+    y = p.warp == 0 ? v : op(prefix, v);
+  } else {
+    if (p.warp == 0)
+      y = p.lane == 0 ? Op::template identity<T>() : before;
+    else
+      y = p.lane == 0 ? prefix : op(prefix, before);
+  }
+  return total;
+}
+
 }  // namespace detail
 
 // One tile as a thread block runs it; kLx x kLy lanes when the kernel fixes them (kLanes),
@@ -229,8 +427,12 @@ __device__ __forceinline__ const T* constants_of() {
 template <int kLx = 0, int kLy = 0>
 class GpuTileT {
  public:
+  // A one-row grid (the common case of 1-D work) needs no division by tiles_x.
   __device__ GpuTileT(unsigned char* smem, const Shape& s)
-      : smem_(smem), cap_(s.scratch_bytes), tx_(index_t(blockIdx.x) % s.tiles_x), ty_(index_t(blockIdx.x) / s.tiles_x) {}
+      : smem_(smem),
+        cap_(s.scratch_bytes),
+        tx_(s.tiles_y == 1 ? index_t(blockIdx.x) : index_t(blockIdx.x) % s.tiles_x),
+        ty_(s.tiles_y == 1 ? 0 : index_t(blockIdx.x) / s.tiles_x) {}
   __device__ index_t x() const { return tx_; }
   __device__ index_t y() const { return ty_; }
   __device__ Dim2 lanes() const {
@@ -302,11 +504,33 @@ class GpuTileT {
     return detail::constants_of<T>();
   }
 
+  template <AtomicOp op, class T, int kLd>
+  __device__ T scratch_atomic(const ScratchView<T, kLd>& s, int r, int c, T v) const {
+    return detail::gpu_atomic<op>(&s(r, c), v);
+  }
+  template <AtomicOp op, class T>
+  __device__ T global_atomic(T* p, T v) const {
+    return detail::gpu_atomic<op>(p, v);
+  }
+  template <class Op, class State>
+  __device__ typename State::value_type reduce(State& x, Op op) {
+    return detail::gpu_block_reduce(x.v[0], op, lane().id, lanes().count(), set_);
+  }
+  template <class Op, class State, class F>
+  __device__ void reduce_to_lane0(State& x, Op op, const F& f) {
+    detail::gpu_block_reduce_to_lane0(x.v[0], op, lane().id, lanes().count(), set_, f);
+  }
+  template <bool kInclusive, class Op, class In, class Out>
+  __device__ typename In::value_type scan(In& x, Out& y, Op op) {
+    return detail::gpu_block_scan<kInclusive>(x.v[0], y.v[0], op, lane().id, lanes().count(), set_);
+  }
+
  private:
   __device__ Lane lane() const { return {int(threadIdx.x), int(threadIdx.y), int(threadIdx.y) * lanes().x + int(threadIdx.x)}; }
   unsigned char* smem_;
   std::size_t used_ = 0, cap_;
   index_t tx_, ty_;
+  int set_ = 0;  // the collectives' slot set the next one uses
 };
 using GpuTile = GpuTileT<>;
 

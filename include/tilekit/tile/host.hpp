@@ -6,18 +6,34 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "tilekit/tile/core.hpp"
 #include "tilekit/types.hpp"
 
-#if defined(_OPENMP)
-#include <omp.h>
+namespace tilekit::detail {
+// Runs body(ctx, first, last) on `threads` OS threads, each once, on contiguous ranges that
+// together cover [0, tiles) (as OpenMP's static schedule shares them out). libtilekit's own
+// code, built with OpenMP when the openmp backend is: a translation unit launches tile kernels on
+// the openmp backend whether or not it is compiled with OpenMP itself, so every copy of a
+// user's inline function that launches one (a .cpp and a .cu file of one program each have
+// theirs; the linker keeps one) runs on the host backends alike.
+void tile_host_parallel(index_t tiles, int threads, void (*body)(void* ctx, index_t first, index_t last),
+                        void* ctx);
+}  // namespace tilekit::detail
+
+// The lane loops ask clang to vectorise (TILEKIT_TILE_SIMD); a phase that cannot be (an atomic
+// update, a call) is no error of the kernel's.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wpass-failed"
 #endif
 
 namespace tilekit::tile {
@@ -27,6 +43,7 @@ inline namespace TILEKIT_TILE_ABI {
 // loop walks it with unit stride.
 template <class T, int N = 1>
 struct HostLaneState {
+  using value_type = T;
   T* p;
   int lanes;
   T& operator[](const Lane& l) const { return p[l.id]; }
@@ -93,6 +110,62 @@ inline HostThreadState& host_thread_state() {
   return s;
 }
 
+// An atomic update of scratch on a CPU: one thread runs the whole tile, so a plain
+// read-modify-write is one; volatile keeps the compiler from turning the lane loop into a vector
+// gather/scatter, which would lose the updates of lanes that hit the same element.
+template <AtomicOp op, class T>
+inline T host_scratch_atomic(T* p, T v) {
+  static_assert(kAtomicSupported<op, T>, "tile atomics: add on int, unsigned, long long, unsigned long long, "
+                                         "float, double; min and max on the integer types");
+  volatile T* q = p;
+  const T old = *q;
+  *q = apply_atomic<op>(old, v);
+  return old;
+}
+// An atomic update of the backend's memory on a CPU: other threads run other tiles.
+template <AtomicOp op, class T>
+inline T host_global_atomic(T* p, T v, bool threads) {
+  static_assert(kAtomicSupported<op, T>, "tile atomics: add on int, unsigned, long long, unsigned long long, "
+                                         "float, double; min and max on the integer types");
+  if (!threads) {
+    const T old = *p;
+    *p = apply_atomic<op>(old, v);
+    return old;
+  }
+  if constexpr (op == AtomicOp::add && kAtomicInt<T>) {
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+  } else {
+    T old;
+    __atomic_load(p, &old, __ATOMIC_RELAXED);
+    for (;;) {
+      T want = apply_atomic<op>(old, v);
+      if (op != AtomicOp::add && want == old) return old;  // min/max that changes nothing
+      if (__atomic_compare_exchange(p, &old, &want, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return old;
+    }
+  }
+}
+
+// The collectives of a CPU tile: the lanes' values, in lane order.
+template <class Op, class State>
+inline typename State::value_type host_reduce(const State& x, int lanes, Op op) {
+  using T = typename State::value_type;
+  T r = x.p[0];
+  for (int i = 1; i < lanes; ++i) r = op(r, x.p[i]);
+  return r;
+}
+template <bool kInclusive, class Op, class In, class Out>
+inline typename In::value_type host_scan(const In& x, const Out& y, int lanes, Op op) {
+  using T = typename In::value_type;
+  T run = Op::template identity<T>();
+  for (int i = 0; i < lanes; ++i) {
+    const T v = x.p[i];  // before y's write: x and y may be one lane state
+    const T next = i == 0 ? v : op(run, v);
+    y.p[i] = kInclusive ? next : run;
+    run = next;
+  }
+  return run;
+}
+
 [[noreturn]] inline void throw_scratch_overflow(const char* kernel, std::size_t want, std::size_t have) {
   throw Error(std::string("tile kernel '") + kernel + "' carves " + std::to_string(want) +
               " bytes of scratch, but its launch declared " + std::to_string(have) +
@@ -111,8 +184,10 @@ inline void inside_columns(index_t col0, int cols, index_t src_cols, int* lo, in
 // One tile as a CPU thread runs it.
 class HostTile {
  public:
-  HostTile(const Shape& s, index_t tile, unsigned char* scratch, detail::Arena& arena)
-      : s_(s), tx_(tile % s.tiles_x), ty_(tile / s.tiles_x), scratch_(scratch), arena_(arena) {
+  // threads: whether other threads run other tiles at the same time (atomics on the backend's
+  // memory must then be real ones).
+  HostTile(const Shape& s, index_t tile, unsigned char* scratch, detail::Arena& arena, bool threads = false)
+      : s_(s), tx_(tile % s.tiles_x), ty_(tile / s.tiles_x), scratch_(scratch), arena_(arena), threads_(threads) {
     arena_.reset();
   }
   index_t x() const { return tx_; }
@@ -198,20 +273,50 @@ class HostTile {
     load(w.dst, w.src, w.row, w.col);
   }
 
+  template <AtomicOp op, class T, int kLd>
+  T scratch_atomic(const ScratchView<T, kLd>& s, int r, int c, T v) const {
+    return detail::host_scratch_atomic<op>(&s(r, c), v);
+  }
+  template <AtomicOp op, class T>
+  T global_atomic(T* p, T v) const {
+    return detail::host_global_atomic<op>(p, v, threads_);
+  }
+  template <class Op, class State>
+  typename State::value_type reduce(State& x, Op op) const {
+    return detail::host_reduce(x, s_.lanes.count(), op);
+  }
+  template <class Op, class State, class F>
+  void reduce_to_lane0(State& x, Op op, const F& f) const {
+    f(detail::host_reduce(x, s_.lanes.count(), op));
+  }
+  template <bool kInclusive, class Op, class In, class Out>
+  typename In::value_type scan(In& x, Out& y, Op op) const {
+    return detail::host_scan<kInclusive>(x, y, s_.lanes.count(), op);
+  }
+
  private:
   const Shape& s_;
   index_t tx_, ty_;
   unsigned char* scratch_;
   std::size_t used_ = 0;
   detail::Arena& arena_;
+  bool threads_;
   static constexpr int kRowGroup = 4;
 };
 
 // Runs every tile of s on `threads` OS threads (1: the calling thread, in order). Tiles are
-// independent, so any schedule is correct; static, so each thread's tiles are contiguous.
+// independent, so any schedule is correct; static, so each thread's tiles are contiguous. The
+// threads are libtilekit's (detail::tile_host_parallel); each runs its tiles through this
+// translation unit's code.
 template <class K>
 void run_host(const Shape& s, const K& kernel, int threads) {
-  if (threads <= 1) {
+#if defined(__CUDA_ARCH__)
+  // nvcc's device pass: host code, never run there. Not instantiating the kernel for a CPU tile
+  // here keeps nvcc from compiling a device copy of it (whose calls of the CPU tile's host
+  // functions it would warn about).
+  (void)s, (void)kernel, (void)threads;
+#else
+  if (threads <= 1 || s.tiles() <= 1) {
     detail::HostThreadState& st = detail::host_thread_state();
     unsigned char* scratch = st.scratch_for(s.scratch_bytes);
     for (index_t t = 0; t < s.tiles(); ++t) {
@@ -220,37 +325,36 @@ void run_host(const Shape& s, const K& kernel, int threads) {
     }
     return;
   }
-#if defined(_OPENMP)
-  std::exception_ptr error;
-#pragma omp parallel num_threads(threads)
-  {
-    detail::HostThreadState& st = detail::host_thread_state();
-    unsigned char* scratch = nullptr;
+  struct Run {
+    const Shape& s;
+    const K& kernel;
+    std::mutex mu;
+    std::exception_ptr error;
+    std::atomic<bool> failed{false};
+  } run{s, kernel, {}, {}, {}};
+  const auto body = [](void* ctx, index_t first, index_t last) {
+    Run& r = *static_cast<Run*>(ctx);
     try {
-      scratch = st.scratch_for(s.scratch_bytes);
-    } catch (...) {
-#pragma omp critical(tilekit_tile_error)
-      if (!error) error = std::current_exception();
-    }
-#pragma omp for schedule(static)
-    for (index_t t = 0; t < s.tiles(); ++t) {
-      if (!scratch) continue;
-      try {
-        HostTile tile(s, t, scratch, st.arena);
-        kernel(tile);
-      } catch (...) {
-#pragma omp critical(tilekit_tile_error)
-        if (!error) error = std::current_exception();
+      detail::HostThreadState& st = detail::host_thread_state();
+      unsigned char* scratch = st.scratch_for(r.s.scratch_bytes);
+      for (index_t t = first; t < last && !r.failed.load(std::memory_order_relaxed); ++t) {
+        HostTile tile(r.s, t, scratch, st.arena, true);
+        r.kernel(tile);
       }
+    } catch (...) {
+      const std::lock_guard<std::mutex> lock(r.mu);
+      if (!r.error) r.error = std::current_exception();
+      r.failed = true;
     }
-  }
-  if (error) std::rethrow_exception(error);
-#else
-  throw Error(std::string("tile kernel '") + s.name +
-              "': this translation unit was compiled without OpenMP, so it cannot run on the openmp backend "
-              "(link tilekit::tilekit with its openmp component, or compile with -fopenmp)");
+  };
+  ::tilekit::detail::tile_host_parallel(s.tiles(), threads, body, &run);
+  if (run.error) std::rethrow_exception(run.error);
 #endif
 }
 
 }  // namespace TILEKIT_TILE_ABI
 }  // namespace tilekit::tile
+
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif

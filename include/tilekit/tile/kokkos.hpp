@@ -63,8 +63,9 @@ template <class K>
 struct KokkosHostTiles {
   K kernel;
   Shape s;
+  bool threads;  // whether teams run on several threads at once (atomics on memory must be real)
   void operator()(const KokkosMember& m) const {
-    HostTile tile(s, index_t(m.league_rank()), kokkos_scratch(m, s.scratch_bytes), host_thread_state().arena);
+    HostTile tile(s, index_t(m.league_rank()), kokkos_scratch(m, s.scratch_bytes), host_thread_state().arena, threads);
     kernel(tile);
   }
 };
@@ -161,6 +162,42 @@ class KokkosGpuTile {
     KOKKOS_IF_ON_HOST((Kokkos::abort("tilekit tile kernel: the GPU tile ran on the host");))
   }
 
+  // Atomics: Kokkos' own; collectives: the GPU executor's (gpu.hpp), over the team's threads.
+  template <AtomicOp op, class T, int kLd>
+  KOKKOS_INLINE_FUNCTION T scratch_atomic(const ScratchView<T, kLd>& s, int r, int c, T v) const {
+    return global_atomic<op>(&s(r, c), v);
+  }
+  template <AtomicOp op, class T>
+  KOKKOS_INLINE_FUNCTION T global_atomic(T* p, T v) const {
+    static_assert(detail::kAtomicSupported<op, T>, "tile atomics: add on int, unsigned, long long, unsigned "
+                                                   "long long, float, double; min and max on the integer types");
+    if constexpr (op == AtomicOp::add)
+      return Kokkos::atomic_fetch_add(p, v);
+    else if constexpr (op == AtomicOp::min)
+      return Kokkos::atomic_fetch_min(p, v);
+    else
+      return Kokkos::atomic_fetch_max(p, v);
+  }
+  template <class Op, class State>
+  KOKKOS_INLINE_FUNCTION typename State::value_type reduce(State& x, Op op) {
+    typename State::value_type r{};
+    KOKKOS_IF_ON_DEVICE((r = detail::gpu_block_reduce(x.v[0], op, lane_.id, lanes().count(), set_);))
+    KOKKOS_IF_ON_HOST((Kokkos::abort("tilekit tile kernel: the GPU tile ran on the host");))
+    return r;
+  }
+  template <class Op, class State, class F>
+  KOKKOS_INLINE_FUNCTION void reduce_to_lane0(State& x, Op op, const F& f) {
+    KOKKOS_IF_ON_DEVICE((detail::gpu_block_reduce_to_lane0(x.v[0], op, lane_.id, lanes().count(), set_, f);))
+    KOKKOS_IF_ON_HOST((Kokkos::abort("tilekit tile kernel: the GPU tile ran on the host");))
+  }
+  template <bool kInclusive, class Op, class In, class Out>
+  KOKKOS_INLINE_FUNCTION typename In::value_type scan(In& x, Out& y, Op op) {
+    typename In::value_type r{};
+    KOKKOS_IF_ON_DEVICE((r = detail::gpu_block_scan<kInclusive>(x.v[0], y.v[0], op, lane_.id, lanes().count(), set_);))
+    KOKKOS_IF_ON_HOST((Kokkos::abort("tilekit tile kernel: the GPU tile ran on the host");))
+    return r;
+  }
+
  private:
   // Kokkos' scratch pointer, rebuilt as the block's dynamic shared base plus an offset whose low
   // bits are visibly zero: Kokkos computes the offset at run time, so the compiler cannot prove
@@ -180,6 +217,7 @@ class KokkosGpuTile {
   Dim2 lanes_;
   Lane lane_;
   const void* constants_;
+  int set_ = 0;  // the collectives' slot set the next one uses
 };
 
 namespace detail {
@@ -235,7 +273,7 @@ void run_kokkos(const Shape& s, const K& kernel) {
   } else {
     detail::KokkosPolicy policy(int(s.tiles()), 1);
     policy.set_scratch_size(0, Kokkos::PerTeam(detail::kokkos_scratch_request(s.scratch_bytes)));
-    Kokkos::parallel_for(label, policy, detail::KokkosHostTiles<K>{kernel, s});
+    Kokkos::parallel_for(label, policy, detail::KokkosHostTiles<K>{kernel, s, detail::KokkosExec().concurrency() > 1});
   }
 }
 
