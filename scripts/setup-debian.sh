@@ -8,6 +8,8 @@ pkgs=(build-essential cmake ninja-build pkg-config
       libopenblas-dev libhwy-dev libtrilinos-kokkos-dev hipcc
       librsvg2-bin)  # rsvg-convert: the tests render the roofline plot to check it
 missing=()
+# ScaLAPACK over OpenMPI, its PBLAS testers (docs/scalapack.md; MPICH comes along with the testers)
+pkgs+=(openmpi-bin libopenmpi-dev libscalapack-openmpi-dev scalapack-mpi-test)
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
