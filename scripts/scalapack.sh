@@ -62,10 +62,13 @@ export OMPI_MCA_mpi_yield_when_idle=1
 ranks=4
 # The ranks' environment: given to each application context of a launch (-x does not carry over
 # the ':' of an MPMD launch).
-env=(-x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1)
-[ -n "$blas" ] && env+=(-x "LD_PRELOAD=$blas")
 backend=${TILEKIT_BLAS_BACKEND:-openmp}
-[ "$tilekit" = 1 ] && env+=(-x "TILEKIT_BLAS_BACKEND=$backend" -x TILEKIT_BLAS_VERBOSE=1)
+ranks_env() {  # the ranks' environment with LD_PRELOAD=$1 (nothing when empty)
+  env=(-x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1)
+  [ -n "$1" ] && env+=(-x "LD_PRELOAD=$1")
+  [ "$tilekit" = 1 ] && env+=(-x "TILEKIT_BLAS_BACKEND=$backend" -x TILEKIT_BLAS_VERBOSE=1)
+}
+ranks_env "$blas"
 mpi=(mpirun --oversubscribe --tag-output)
 
 what="the system's (libblas.so.3)"
@@ -105,22 +108,38 @@ check_reports() {  # log routine what
 example() {  # tag routine args...
   local tag=$1 routine=$2 log=$logs/example-$1.log rc
   shift 2
+  local label="example $*$note"
   timeout 300 "${mpi[@]}" -np $ranks "${env[@]}" "$prog" "$@" >"$log" 2>&1
   rc=$?
   local json
   json=$(grep -a '<stdout>:{' "$log" | sed 's/^[^{]*//')
   if [ $rc -ne 0 ] || ! grep -q '"verified": true' <<<"$json"; then
-    fail "example $*: $(status $rc), ${json:-no result} (log: $log)"
+    fail "$label: $(status $rc), ${json:-no result} (log: $log)"
     grep -aE 'scalapack_gemm:|PBLAS ERROR|tilekit-blas: [^0-9]|MPI_ABORT' "$log" | head -n 10 | sed 's/^/    /'
   else
-    echo "  ok   example $*: $(sed -nE 's/.*("rel_error": [^,]*).*("checked_entries": [0-9]*).*/\1, \2/p' <<<"$json")"
+    echo "  ok   $label: $(sed -nE 's/.*("rel_error": [^,]*).*("checked_entries": [0-9]*).*/\1, \2/p' <<<"$json")"
   fi
-  check_reports "$log" "$routine" "example $*"
+  check_reports "$log" "$routine" "$label"
 }
 echo "1. the example (pdgemm_/psgemm_, every entry of C checked)"
+note=""
 example d2x2 dgemm --n 301 --nb 16 --grid 2x2 --reps 2
 example d1x4 dgemm --n 250 --nb 32 --grid 1x4 --transa T --reps 2
 example s2x2 sgemm --n 256 --nb 24 --grid 2x2 --dtype float --transa T --transb T --reps 2
+# PBLAS panel widths other than the reference's 32 (libtilekit_pblas_panel preloaded after the BLAS).
+panel_lib=$build/libtilekit_pblas_panel.so
+if [ -f "$panel_lib" ]; then
+  for width in 7 1000; do
+    ranks_env "${blas:+$blas:}$panel_lib"
+    env+=(-x TILEKIT_PBLAS_PANEL=$width)
+    note=" (PBLAS panel width $width)"
+    example panel$width dgemm --n 301 --nb 16 --grid 2x2 --transb T --reps 1
+  done
+  ranks_env "$blas"
+  note=""
+else
+  fail "no $panel_lib (target tilekit_pblas_panel)"
+fi
 
 # 2. ScaLAPACK's PBLAS testers: the summary line of P?GEMM must read TOTAL = PASSED > 0, 0, 0.
 tester() {  # d|s
