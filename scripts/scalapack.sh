@@ -67,6 +67,9 @@ ranks_env() {  # the ranks' environment with LD_PRELOAD=$1 (nothing when empty)
   env=(-x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1)
   [ -n "$1" ] && env+=(-x "LD_PRELOAD=$1")
   [ "$tilekit" = 1 ] && env+=(-x "TILEKIT_BLAS_BACKEND=$backend" -x TILEKIT_BLAS_VERBOSE=1)
+  # A GPU backend's size threshold (0: every call on the GPU), when the caller sets one.
+  [ "$tilekit" = 1 ] && [ -n "${TILEKIT_BLAS_GPU_MIN:-}" ] && env+=(-x "TILEKIT_BLAS_GPU_MIN=$TILEKIT_BLAS_GPU_MIN")
+  return 0
 }
 ranks_env "$blas"
 mpi=(mpirun --oversubscribe --tag-output)
