@@ -6,8 +6,9 @@
 #
 # BUILD_DIR holds tilekit_scalapack_gemm (examples/scalapack); TILEKIT_BLASLIB is libtilekit_blas.so.
 # Settings (environment): N (default 2048), NB (64), REPS (timed calls a run, 3), ROUNDS (runs a
-# configuration, 3), RANKS ("1 2 4"), BACKEND (tilekit's, openmp), DTYPE (double), OUT (JSON lines,
-# default BUILD_DIR/scalapack-bench.jsonl).
+# configuration, 3), RANKS ("1 2 4"), BACKEND (tilekit's, openmp), DTYPE (double), PANEL (the PBLAS
+# panel width, through BUILD_DIR/libtilekit_pblas_panel.so, for both BLAS; unset: the reference's 32),
+# OUT (JSON lines, default BUILD_DIR/scalapack-bench.jsonl).
 # The two BLAS alternate within each round, and each run records the 1-minute load average before
 # it: on a shared machine, compare medians and read them next to the load. One JSON line a run
 # (the example's, plus blas, round, load1); then a table of medians and tilekit's speed relative
@@ -23,24 +24,37 @@ prog=$build/tilekit_scalapack_gemm
 [ -x "$prog" ] || { echo "scalapack_bench: $prog is not built" >&2; exit 2; }
 [ -f "$tk" ] || { echo "scalapack_bench: no BLAS library $2" >&2; exit 2; }
 N=${N:-2048} NB=${NB:-64} REPS=${REPS:-3} ROUNDS=${ROUNDS:-3} RANKS=${RANKS:-1 2 4}
-BACKEND=${BACKEND:-openmp} DTYPE=${DTYPE:-double}
+BACKEND=${BACKEND:-openmp} DTYPE=${DTYPE:-double} PANEL=${PANEL:-}
+panel_lib=$build/libtilekit_pblas_panel.so
+[ -z "$PANEL" ] || [ -f "$panel_lib" ] || { echo "scalapack_bench: PANEL needs $panel_lib" >&2; exit 2; }
 OUT=${OUT:-$build/scalapack-bench.jsonl}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Debian's OpenBLAS 0.3.21 does not recognise every CPU and may fall back to a generic kernel
+# (Prescott on this machine's virtual Xeon): name its best core, as tilekit's own peer does
+# (docs/measuring.md). The caller's OPENBLAS_CORETYPE wins.
+if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
+  if grep -qw avx512f /proc/cpuinfo; then OPENBLAS_CORETYPE=SKYLAKEX; elif grep -qw avx2 /proc/cpuinfo; then OPENBLAS_CORETYPE=HASWELL; fi
+fi
 cores=$(nproc)
 system_blas=$(readlink -f "$(ldconfig -p | awk '/libblas\.so\.3 .*x86-64/ {print $NF; exit}')" 2>/dev/null || echo libblas.so.3)
-echo "scalapack_bench: N=$N NB=$NB reps=$REPS rounds=$ROUNDS ranks: $RANKS; system BLAS $system_blas;" \
+echo "scalapack_bench: N=$N NB=$NB panel=${PANEL:-32} reps=$REPS rounds=$ROUNDS ranks: $RANKS; system BLAS $system_blas" \
+     "(OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-its own choice});" \
      "tilekit $tk ($BACKEND); $cores cores; $(uptime)" >&2
 : >"$OUT"
 
 run() {  # ranks blas round
   local np=$1 which=$2 round=$3 bind=(--bind-to core --map-by core) env=(-x OMP_NUM_THREADS=1 -x OPENBLAS_NUM_THREADS=1)
+  [ -n "${OPENBLAS_CORETYPE:-}" ] && env+=(-x "OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE")
   ((np > cores)) && bind=(--oversubscribe --bind-to none)
-  [ "$which" = tilekit ] && env+=(-x "LD_PRELOAD=$tk" -x "TILEKIT_BLAS_BACKEND=$BACKEND")
+  local preload=""
+  [ "$which" = tilekit ] && preload=$tk && env+=(-x "TILEKIT_BLAS_BACKEND=$BACKEND")
+  [ -n "$PANEL" ] && preload=${preload:+$preload:}$panel_lib && env+=(-x "TILEKIT_PBLAS_PANEL=$PANEL")
+  [ -n "$preload" ] && env+=(-x "LD_PRELOAD=$preload")
   local load line
   load=$(cut -d' ' -f1 /proc/loadavg)
   line=$(mpirun -np "$np" "${bind[@]}" "${env[@]}" "$prog" --n "$N" --nb "$NB" --reps "$REPS" --dtype "$DTYPE" \
            --verify sample | grep -m1 '^{')
-  line="${line%\}}, \"blas\": \"$which\", \"round\": $round, \"load1\": $load}"
+  line="${line%\}}, \"blas\": \"$which\", \"panel\": ${PANEL:-32}, \"round\": $round, \"load1\": $load}"
   echo "$line" >>"$OUT"
   echo "$line"
 }

@@ -266,7 +266,7 @@ Result verify(const Options& o, const Grid& g, int mloc, int nloc, const std::ve
       const double bound = std::fabs(alpha) * mag + std::fabs(c0);
       const double got = double(c[std::size_t(cols[c2]) * lld + rows[r2]]);
       const double err = std::fabs(got - ref);
-      const double tol = (n + 2) * eps * bound * 4;
+      const double tol = (double(n) + 2) * eps * bound * 4;
       const double ratio = err == 0 ? 0 : (tol > 0 ? err / tol : INFINITY);
       if (!(err <= tol)) ++r.failures;  // NaN fails too
       r.worst_ratio = std::isnan(ratio) || ratio > r.worst_ratio ? ratio : r.worst_ratio;
