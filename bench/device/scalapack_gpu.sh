@@ -52,6 +52,9 @@ pack() {
   }
   [ -d "$deps" ] || { echo "pack: run bench/device/pack.sh first (it empties .device/)" >&2; exit 2; }
   rm -rf "$sp" && mkdir -p "$sp/lib" "$sp/testers"
+  # The run step unpacks OpenBLAS from pack.sh's .xz; an unpacked copy left by a local run would
+  # take 36 MB of the carry.
+  [ -f "$deps/libopenblas.so.0.xz" ] && rm -f "$deps/libopenblas.so.0"
   cp "$build/tilekit_scalapack_gemm" "$build/libtilekit_pblas_panel.so" "$sp/"
   cp -L $multi/libscalapack-openmpi.so.2.2 "$sp/lib/"
   local t=$multi/scalapack/openmpi-tests/PBLAS
@@ -71,9 +74,9 @@ pack() {
   (cd "$stage/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3" &&
      rm -f *ucx* *ofi* *psm* *openib* *usnic* *verbs* *oshmem* *spml* *sshmem* *scoll* *atomic_* *_java*)
   mkdir -p "$stage/usr/lib/x86_64-linux-gnu/pmix2"
-  cp -rP $multi/pmix2/lib "$stage/usr/lib/x86_64-linux-gnu/pmix2/"
+  cp -rP $multi/pmix2/lib $multi/pmix2/share "$stage/usr/lib/x86_64-linux-gnu/pmix2/"
   rm -f "$stage"/usr/lib/x86_64-linux-gnu/pmix2/lib/*.a
-  cp -r /usr/share/openmpi /usr/share/pmix "$stage/usr/share/" 2>/dev/null || cp -r /usr/share/openmpi "$stage/usr/share/"
+  cp -r /usr/share/openmpi "$stage/usr/share/"
   tar -C "$stage" -cf - usr | xz -T2 -6 >"$sp/openmpi-debian.tar.xz"
   rm -rf "$stage"
   {
@@ -148,7 +151,8 @@ else
   echo "the device's mpirun: $(command -v mpirun || echo none); $(tail -n 3 "$out/mpi-smoke.log" 2>/dev/null | tr '\n' ' ')"
   ompi=/tmp/tilekit-openmpi
   rm -rf "$ompi" && mkdir -p "$ompi" && tar -C "$ompi" -xJf "$sp/openmpi-debian.tar.xz"
-  export OPAL_PREFIX=$ompi/usr PMIX_INSTALL_PREFIX=$ompi/usr/lib/x86_64-linux-gnu/pmix2
+  # OpenMPI relocates to OPAL_PREFIX; PMIx is told where its plugins are.
+  export OPAL_PREFIX=$ompi/usr PMIX_MCA_mca_base_component_path=$ompi/usr/lib/x86_64-linux-gnu/pmix2/lib/pmix
   export PATH=$ompi/usr/bin:$PATH
   export LD_LIBRARY_PATH=$ompi/usr/lib/x86_64-linux-gnu:$ompi/usr/lib/x86_64-linux-gnu/openmpi/lib:$ompi/usr/lib/x86_64-linux-gnu/pmix2/lib:$LD_LIBRARY_PATH
   if mpi_works; then mpi="Debian's OpenMPI 4.1.4, carried"; else
