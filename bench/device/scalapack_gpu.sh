@@ -37,7 +37,9 @@
 #              (32), which shows what per-call staging costs. Weak-scaling efficiency from rates:
 #              (GFLOP/s on 2 GPUs / 2) / (GFLOP/s on 1 GPU).
 #    Writes into $OUT (or ./scalapack-gpu-out): logs, scalapack-gpu.jsonl, summary.txt.
-#    B=<dir> uses a tilekit build elsewhere instead of build-device/ (leave out "build").
+#    B=<dir> uses a tilekit build elsewhere instead of build-device/ (leave out "build");
+#    BACKEND (default cuda: hip on AMD), N1 (the 1-GPU order, default 16384; the others follow from
+#    it) and NGPU (default: nvidia-smi's count) change what runs, e.g. for a dry run on a CPU.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 sp=$root/.device/scalapack
@@ -111,8 +113,6 @@ if ! has build && [ ! -f "$B/libtilekit_blas.so" ] && [ "$B" = "$root/build-devi
 export PATH=/usr/local/cuda/bin:$PATH
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mca_base_component_show_load_errors=0
-# Shared memory between ranks without ptrace-based single copies (refused in some sandboxes).
-export OMPI_MCA_btl_vader_single_copy_mechanism=none
 # No NVLink multicast anywhere on these machines (nothing here uses NCCL; kept for any child).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 
@@ -125,8 +125,12 @@ ln -sf "$deps/libopenblas.so.0" "$sp/lib/libblas.so.3"
 ln -sf "$deps/libopenblas.so.0" "$sp/lib/liblapack.so.3"
 export LD_LIBRARY_PATH=$sp/lib:$deps:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 echo "git commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || cat "$root/.device/commit" 2>/dev/null)" | tee "$out/commit.txt"
-nvidia-smi --query-gpu=index,name,memory.total,clocks.max.sm --format=csv,noheader | tee "$out/gpus.txt"
-ngpu=$(wc -l <"$out/gpus.txt")
+nvidia-smi --query-gpu=index,name,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null | tee "$out/gpus.txt"
+ngpu=${NGPU:-$(grep -c . "$out/gpus.txt")}
+backend=${BACKEND:-cuda}
+n1=${N1:-16384}
+n_work=$(python3 -c "print(round($n1 * 2 ** (1 / 3)))")   # twice the work of n1 (16384: 20643)
+n_mem=$(python3 -c "print(round($n1 * 2 ** 0.5))")        # twice the memory (16384: 23170)
 nvidia-smi topo -m >"$out/topo.txt" 2>&1
 
 if has build; then
@@ -140,9 +144,17 @@ prog=$sp/tilekit_scalapack_gemm
 panel=$sp/libtilekit_pblas_panel.so
 
 # MPI: the device's own mpirun if it runs Debian's ScaLAPACK, else Debian's OpenMPI, carried.
-mpi_works() {
+smoke() {  # 2 ranks, messages past the shared-memory transport's eager size
   timeout 120 mpirun --oversubscribe -np 2 "$prog" --n 96 --nb 8 --grid 1x2 --reps 1 >"$out/mpi-smoke.log" 2>&1 &&
     grep -q '"verified": true' "$out/mpi-smoke.log"
+}
+mpi_works() {
+  unset OMPI_MCA_btl_vader_single_copy_mechanism
+  smoke && return 0
+  # Single copies between ranks go through process_vm_readv (CMA), which some sandboxes refuse;
+  # without them every message is copied twice through shared memory, slower but working.
+  export OMPI_MCA_btl_vader_single_copy_mechanism=none
+  smoke
 }
 mpi=none
 if command -v mpirun >/dev/null && mpi_works; then
@@ -159,24 +171,28 @@ else
     echo "neither MPI runs the example:"; cat "$out/mpi-smoke.log"; exit 1
   fi
 fi
-echo "MPI: $mpi" | tee "$out/mpi.txt"
+echo "MPI: $mpi${OMPI_MCA_btl_vader_single_copy_mechanism:+ (no single copies between ranks)}" | tee "$out/mpi.txt"
 
 if has tester; then
   # 4 ranks on this machine's GPUs (2 a GPU on a 2-GPU machine: proves the path, not a timing).
-  TILEKIT_BLAS_BACKEND=cuda TILEKIT_BLAS_GPU_MIN=0 SCALAPACK_TESTERS=$sp/testers \
+  TILEKIT_BLAS_BACKEND=$backend TILEKIT_BLAS_GPU_MIN=0 SCALAPACK_TESTERS=$sp/testers \
     bash "$root/scripts/scalapack.sh" "$sp" "$blas" >"$out/tester.log" 2>&1
-  echo "tester (cuda, every call on the GPU): exit $?"
+  echo "tester ($backend, every call on the GPU): exit $?"
   grep -E "ok |FAIL|all checks|check\(s\)" "$out/tester.log"
 fi
 
 if has gemm; then
-  for shape in "--size 16384" "--m 20643 --n 10322 --k 20643" "--m 23170 --n 11585 --k 23170"; do
+  for shape in "--size $n1" "--m $n_work --n $((n_work / 2)) --k $n_work" "--m $n_mem --n $((n_mem / 2)) --k $n_mem"; do
     for how in "--variant optimized" "--peer"; do
       # shellcheck disable=SC2086
-      line=$("$B/tilekit" run gemm --backend cuda $how --dtype double $shape --reps 5 --json 2>>"$out/gemm.log")
+      line=$("$B/tilekit" run gemm --backend "$backend" $how --dtype double $shape --reps 5 --json 2>>"$out/gemm.log")
       echo "$line" >>"$out/gemm.jsonl"
-      python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print(f"device-memory dgemm {r[\"m\"]}x{r[\"n\"]}x{r[\"k\"]} {\"cuBLAS\" if r[\"peer\"] else \"tilekit \"+r[\"variant\"]}: {r[\"gflops\"]/1e3:.2f} TFLOP/s, verified {r[\"verified\"]}")' "$line" ||
-        echo "gemm $shape $how: no result ($line)"
+      python3 - "$line" <<'EOF' || echo "gemm $shape $how: no result ($line)"
+import json, sys
+r = json.loads(sys.argv[1])
+who = "the peer (cuBLAS)" if r["peer"] else "tilekit " + r["variant"]
+print(f"device-memory dgemm {r['m']}x{r['n']}x{r['k']} {who}: {r['gflops'] / 1e3:.2f} TFLOP/s, verified {r['verified']}")
+EOF
     done
   done | tee "$out/gemm.txt"
 fi
@@ -185,7 +201,7 @@ if has pdgemm; then
   # One rank a GPU: the rank's local rank picks its GPU.
   pdgemm() {  # tag ranks grid n panel reps
     local tag=$1 np=$2 grid=$3 n=$4 width=$5 reps=$6 pre=$blas
-    local env=(-x TILEKIT_BLAS_BACKEND=cuda -x TILEKIT_BLAS_VERBOSE=2 -x OMP_NUM_THREADS=8)
+    local env=(-x "TILEKIT_BLAS_BACKEND=$backend" -x TILEKIT_BLAS_VERBOSE=2 -x "OMP_NUM_THREADS=${OMP_THREADS:-8}")
     if [ "$width" != default ]; then pre=$blas:$panel; env+=(-x "TILEKIT_PBLAS_PANEL=$width"); fi
     timeout 540 mpirun -np "$np" --oversubscribe --bind-to none --tag-output "${env[@]}" -x "LD_PRELOAD=$pre" \
       bash -c 'export CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK; exec "$0" "$@"' \
@@ -221,17 +237,17 @@ print(json.dumps(run))
 EOF
     tail -n 1 "$out/scalapack-gpu.jsonl"
   }
-  pdgemm 1gpu-16384 1 1x1 16384 default 3
+  pdgemm 1gpu 1 1x1 "$n1" default 3
   if [ "$ngpu" -ge 2 ]; then
-    pdgemm 2gpu-20643-1x2 2 1x2 20643 20643 3
-    pdgemm 2gpu-20643-2x1 2 2x1 20643 20643 3
-    pdgemm 2gpu-23170-1x2 2 1x2 23170 23170 3
-    pdgemm 2gpu-8192-panel32 2 1x2 8192 default 1
+    pdgemm 2gpu-work-1x2 2 1x2 "$n_work" "$n_work" 3
+    pdgemm 2gpu-work-2x1 2 2x1 "$n_work" "$n_work" 3
+    pdgemm 2gpu-memory-1x2 2 1x2 "$n_mem" "$n_mem" 3
+    pdgemm 2gpu-half-panel32 2 1x2 $((n1 / 2)) default 1
   else
-    echo "one GPU here: 2 ranks on it prove the path (not a scaling figure)"
-    pdgemm 2rank-1gpu-16384 2 1x2 16384 16384 1
+    echo "fewer than 2 GPUs here: 2 ranks on one prove the path (not a scaling figure)"
+    pdgemm 2rank-1gpu 2 1x2 "$n1" "$n1" 1
   fi
-  python3 - "$out/scalapack-gpu.jsonl" "$out/gemm.jsonl" <<'EOF' | tee "$out/summary.txt"
+  python3 - "$out/scalapack-gpu.jsonl" "$out/gemm.jsonl" "$n1" <<'EOF' | tee "$out/summary.txt"
 import json, os, sys
 runs = {r["tag"]: r for r in map(json.loads, open(sys.argv[1])) if "tag" in r and "error" not in r}
 dev = {}
@@ -242,21 +258,22 @@ if os.path.exists(sys.argv[2]):
         except ValueError:
             continue
         dev[(r["m"], r["n"], r["k"], r["peer"])] = r["gflops"]
-one = runs.get("1gpu-16384")
-d16 = dev.get((16384, 16384, 16384, False))
+n1 = int(sys.argv[3])
+one = runs.get("1gpu")
+d1 = dev.get((n1, n1, n1, False))
 print(f"{'run':<22} {'N':>6} {'grid':>5} {'s':>8} {'TFLOP/s':>8} {'BLAS s':>8} {'MPI+pack s':>10} {'verified':>8}")
 for tag, r in runs.items():
     b = r.get("blas_seconds_max") or 0
     print(f"{tag:<22} {r['n']:>6} {r['p']}x{r['q']:<3} {r['seconds']:>8.3f} {r['gflops']/1e3:>8.2f} {b:>8.3f} "
           f"{r['seconds'] - b:>10.3f} {str(r['verified']):>8}")
-if one and d16:
-    dev_s = 2 * 16384**3 / (d16 * 1e9)
-    print(f"1 GPU: PDGEMM reaches {one['gflops'] / d16:.2f} of tilekit's device-memory DGEMM at 16384 "
-          f"({d16/1e3:.2f} TFLOP/s); host staging {one['blas_seconds_max'] - dev_s:.3f} s of {one['seconds']:.3f} s")
-for tag in ("2gpu-20643-1x2", "2gpu-20643-2x1", "2gpu-23170-1x2"):
+if one and d1:
+    dev_s = 2 * n1**3 / (d1 * 1e9)
+    print(f"1 GPU: PDGEMM reaches {one['gflops'] / d1:.2f} of tilekit's device-memory DGEMM at {n1} "
+          f"({d1/1e3:.2f} TFLOP/s); host staging {one['blas_seconds_max'] - dev_s:.3f} s of {one['seconds']:.3f} s")
+for tag in ("2gpu-work-1x2", "2gpu-work-2x1", "2gpu-memory-1x2"):
     if one and tag in runs:
         r = runs[tag]
         print(f"weak scaling {tag}: {r['gflops'] / 2 / one['gflops']:.3f} (rate per GPU vs 1 GPU); "
-              f"time ratio {one['seconds'] / r['seconds']:.3f} at {r['n']**3 / 16384**3:.2f}x the work")
+              f"time ratio {one['seconds'] / r['seconds']:.3f} at {r['n']**3 / n1**3:.2f}x the work")
 EOF
 fi
