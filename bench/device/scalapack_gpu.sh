@@ -179,6 +179,7 @@ if has tester; then
     bash "$root/scripts/scalapack.sh" "$sp" "$blas" >"$out/tester.log" 2>&1
   echo "tester ($backend, every call on the GPU): exit $?"
   grep -E "ok |FAIL|all checks|check\(s\)" "$out/tester.log"
+  cp -r "$sp/scalapack-logs" "$out/tester-logs" 2>/dev/null
 fi
 
 if has gemm; then
