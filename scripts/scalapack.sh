@@ -3,11 +3,13 @@
 #
 #   scripts/scalapack.sh BUILD_DIR [BLASLIB]
 #
-# BLASLIB is preloaded into every rank (LD_PRELOAD): libtilekit_blas.so for tilekit (its backend
-# from TILEKIT_BLAS_BACKEND, openmp when unset); empty or absent, the ranks use the system BLAS.
-# On 4 ranks (--oversubscribe: fewer cores are fine; 1 thread a rank), it runs
+# BLASLIB is preloaded into every rank (LD_PRELOAD): libtilekit_blas.so for tilekit (a file name
+# with tilekit_blas in it; its backend from TILEKIT_BLAS_BACKEND, openmp when unset); empty or
+# absent, the ranks use the system BLAS. On 4 ranks (--oversubscribe: fewer cores are fine; 1 thread
+# a rank), it runs
 #   1. the example, BUILD_DIR/tilekit_scalapack_gemm: pdgemm_ and psgemm_ at small N, every
-#      entry checked, on 2x2 and 1x4 grids;
+#      entry checked, on 2x2 and 1x4 grids, and with PBLAS panels of 7 and 1000 columns
+#      (BUILD_DIR/libtilekit_pblas_panel.so preloaded after the BLAS);
 #   2. ScaLAPACK's own PBLAS testers (Debian's scalapack-mpi-test: dpb3tst, spb3tst) on
 #      tests/scalapack/P?BLAS3TST.dat (P?GEMM: every transpose pair, shapes of 1, primes, offsets,
 #      K = 0, on 2x2, 1x4 and 4x1 grids): every case PASSED, none FAILED or SKIPPED;
