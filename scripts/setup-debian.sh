@@ -10,6 +10,8 @@ pkgs=(build-essential cmake ninja-build pkg-config ccache
       python3        # bench/run.py and bench/report.py (ctest bench.*)
       libblas-test python3-numpy)  # libtilekit_blas' tests: netlib's testers, numpy
 missing=()
+# ScaLAPACK over OpenMPI, its PBLAS testers (docs/scalapack.md; MPICH comes along with the testers)
+pkgs+=(openmpi-bin libopenmpi-dev libscalapack-openmpi-dev scalapack-mpi-test)
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
