@@ -142,6 +142,10 @@ std::vector<Tuning> make_table() {
   t.push_back(choice("blas.system", "blas", {"default"}, "default",
                      "the BLAS library the routines tilekit does not implement come from (default: OpenBLAS, then the reference BLAS)"));
   t.back().pattern = "a library file name or path";
+  // ---- ScaLAPACK on tilekit (docs/scalapack.md): read by libtilekit_pblas_panel.so, preloaded
+  // after libtilekit_blas, which answers PBLAS's PILAENV with it
+  t.push_back(integer("pblas.panel", "blas", 1, (std::int64_t(1) << 31) - 1, 32,
+                      "the PBLAS panel width (PILAENV) libtilekit_pblas_panel.so gives ScaLAPACK: wider panels, fewer and larger GEMM calls"));
   std::sort(t.begin(), t.end(), [](const Tuning& a, const Tuning& b) { return a.name < b.name; });
   return t;
 }
