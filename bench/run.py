@@ -174,6 +174,16 @@ def source_commit():
     """The commit the tree was at: git, or (on the GPU machine, whose copy of the tree has no usable
     git) what bench/device/pack.sh recorded in .device/."""
     rc, head, _ = run_quiet(["git", "-C", ROOT, "rev-parse", "HEAD"])
+    packed = None
+    try:
+        with open(os.path.join(ROOT, ".device", "commit")) as f:
+            packed = f.read().strip() or None
+    except OSError:
+        pass
+    # The GPU machine's copy of the tree may carry a .git older than the tree itself: there the
+    # commit pack.sh recorded is one that git does not know.
+    if packed and rc == 0 and head.strip() != packed and run_quiet(["git", "-C", ROOT, "cat-file", "-e", packed])[0] != 0:
+        rc = 1
     if rc == 0 and head.strip():
         rc2, desc, _ = run_quiet(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=12"])
         desc = desc.strip() if rc2 == 0 else None

@@ -22,7 +22,7 @@ backends=("$@")
 ((${#backends[@]})) || backends=(serial openmp kokkos)
 [[ -f $lib ]] || { echo "FAIL: no library at $1" >&2; exit 1; }
 multiarch=$(gcc -print-multiarch 2>/dev/null || dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
-bin=/usr/lib/$multiarch/blas
+bin=${BLAS_TESTERS_DIR:-/usr/lib/$multiarch/blas}  # elsewhere: a copy of the package's testers (the GPU machine)
 if [[ ! -x $bin/xblat3s ]]; then
   echo "SKIP: netlib's testers are not installed (Debian: apt-get install libblas-test)"
   exit 77
