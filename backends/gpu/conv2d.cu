@@ -25,12 +25,15 @@ template <class T, bool kVec>
 const void* optimized_kernel(int r) {
   constexpr int kRows = kConvRowsPerThread;
   static_assert(kConvUnrolledMaxFilter == 15, "update the list below");
+  static_assert(kConvAlignedMaxFilter == 9, "R <= 9 runs the sector-aligned kernels where cp.async is");
   switch (r) {
+#if TILEKIT_GPU_PRE_SM80_KERNELS  // (with cp.async, R <= 9 runs the sector-aligned kernels)
     case 1: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 1, kRows, kVec>);
     case 3: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 3, kRows, kVec>);
     case 5: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 5, kRows, kVec>);
     case 7: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 7, kRows, kVec>);
     case 9: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 9, kRows, kVec>);
+#endif
     case 11: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 11, kRows, kVec>);
     case 13: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 13, kRows, kVec>);
     case 15: return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, 15, kRows, kVec>);
@@ -45,11 +48,12 @@ constexpr bool kSweeps = false;
 #endif
 
 // The kernels gpu.conv2d.optimized selects, compiled for R <= kConvAlignedMaxFilter: the one-tile
-// kernel with sector-aligned rows. With vector images at R = 3 and 5 the default runs the lines
-// kernel (opt_kernel) instead: this one is compiled for them in sweep builds only (`aligned`).
+// kernel with sector-aligned rows (NVIDIA's default with cp.async: none in a default hip build).
+// With vector images at R = 3 and 5 the default runs the lines kernel (opt_kernel) instead: this
+// one is compiled for them in sweep builds only (`aligned`).
 template <class T, int R, bool kVec>
 const void* aligned_instance() {
-  if constexpr (kVec && (R == 3 || R == 5) && !kSweeps)
+  if constexpr (!TILEKIT_GPU_ALIGNED_CONV_KERNELS || (kVec && (R == 3 || R == 5) && !kSweeps))
     return nullptr;
   else
     return reinterpret_cast<const void*>(&conv2d_optimized_kernel<T, R, kConvRowsPerThread, kVec, 32 / int(sizeof(T))>);
@@ -85,9 +89,12 @@ const void* capped_kernel(int r) {
 // double R = 3 and 5 (the launcher sends other R to aligned).
 template <class T, bool kSplit, bool kLines>
 const void* opt_kernel_of(int r) {
+#if TILEKIT_GPU_ALIGNED_CONV_KERNELS
   constexpr int kRows = kConvRowsPerThread, PU = 32 / int(sizeof(T));
   if (r == 3) return reinterpret_cast<const void*>(&conv2d_optimized_opt_kernel<T, 3, kRows, PU, kSplit, kLines>);
   if (r == 5) return reinterpret_cast<const void*>(&conv2d_optimized_opt_kernel<T, 5, kRows, PU, kSplit, kLines>);
+#endif
+  (void)r;
   return nullptr;
 }
 template <class T>

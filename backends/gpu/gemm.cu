@@ -29,8 +29,13 @@ bool vectorizable(const GemmParams<T>& g) {
 template <class T, bool kVec>
 const void* optimized_kernel(const TileConfig& t) {
   if constexpr (sizeof(T) == 4) {  // (a 16-deep double tile would exceed 48 KiB of static shared memory)
+    // The float default below sm_90 and on AMD (sm_90 runs gemm_sm90.cuh's kernels for this tile).
     if (t.rows == 128 && t.cols == 128 && t.depth == 16)
+#if TILEKIT_GPU_PRE_SM90_KERNELS
       return reinterpret_cast<const void*>(&gemm_optimized_kernel<T, 128, 128, 16, 8, 8, kVec>);
+#else
+      return nullptr;
+#endif
   }
   if (t.rows == 128 && t.cols == 128)
     return reinterpret_cast<const void*>(&gemm_optimized_kernel<T, 128, 128, 8, 8, 8, kVec>);
@@ -48,7 +53,12 @@ const void* dmma_kernel_shape(const TileConfig& t) {
   return reinterpret_cast<const void*>(&gemm_dmma_kernel<64, 64, 2, 2, kWide>);
 }
 const void* dmma_kernel(const LaunchPlan& pl) {
-  return pl.dmma == 16816 ? dmma_kernel_shape<true>(pl.tile) : dmma_kernel_shape<false>(pl.tile);
+  if (pl.dmma == 16816) return dmma_kernel_shape<true>(pl.tile);
+#if TILEKIT_GPU_PRE_SM90_KERNELS
+  return dmma_kernel_shape<false>(pl.tile);  // m8n8k4: sm_80's default
+#else
+  return nullptr;
+#endif
 }
 #endif
 

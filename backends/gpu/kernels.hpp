@@ -26,6 +26,10 @@ const void* conv2d_kernel(Variant v, DType t, int r, const LaunchPlan& plan);
 // refused launch into DeviceError naming the kernel.
 inline void launch_kernel(const void* kernel, const LaunchPlan& pl, int blocks, void** args, gpuStream_t s,
                           const char* name) {
+  if (kernel == nullptr)  // (which kernels a build leaves out: the instantiation tables)
+    throw Error(std::string(name) + ": the plan '" + pl.kernel +
+                "' names a kernel this build does not compile (a sweep build's, or one for GPUs older than the build's "
+                "architectures)");
   if (pl.needs_optin) TILEKIT_GPU_CHECK(gpuFuncSetMaxDynamicSharedMemory(kernel, pl.dynamic_smem_bytes));
   const gpuError_t e =
       gpuLaunchKernel(kernel, dim3(unsigned(blocks)), dim3(pl.block_x, pl.block_y), args, pl.dynamic_smem_bytes, s);

@@ -654,6 +654,14 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                                                                                         : std::string()) +
                         ">";
           }
+#if !TILEKIT_GPU_PRE_SM80_KERNELS
+          // A tile whose sector-padded window does not fit would run the vector-padded kernel,
+          // which a build for sm_80 and newer does not have at this R (tile_choice.hpp).
+          else
+            throw Error("conv2d optimized tile " + st.str() + " needs " + std::to_string(smem) +
+                        " bytes of shared memory (its rows padded to 32-byte sectors), but " + where(d) + " offers " +
+                        std::to_string(optin_limit(d)) + " bytes");
+#endif
         }
       }
       break;

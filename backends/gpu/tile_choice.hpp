@@ -23,6 +23,30 @@
 #include "tilekit/backend.hpp"
 #include "tilekit/config.hpp"  // TILEKIT_HAS_SWEEPS: the measured alternatives are compiled too
 
+// Which kernels a build compiles beyond those the GPUs it targets run by default. A cuda build
+// whose lowest architecture (TILEKIT_CUDA_MIN_ARCH, from CMAKE_CUDA_ARCHITECTURES; 0 when not a
+// number) is sm_90 or newer leaves out what only older GPUs choose: gemm.cuh's 128x128x16 float
+// kernel and the m8n8k4 DMMA (their defaults below sm_90), and at sm_80 or newer the
+// vector-padded conv2d window for R <= kConvAlignedMaxFilter (the default without cp.async). A
+// hip build keeps AMD's defaults and leaves out the sector-aligned conv2d windows (NVIDIA's, with
+// cp.async). A sweep build (TILEKIT_HAS_SWEEPS) compiles all of them. (Plain C++ sees them too:
+// the plan refuses what the build cannot launch.)
+#if defined(TILEKIT_HAS_SWEEPS) || defined(__HIPCC__) || !defined(TILEKIT_CUDA_MIN_ARCH) || TILEKIT_CUDA_MIN_ARCH < 90
+#define TILEKIT_GPU_PRE_SM90_KERNELS 1
+#else
+#define TILEKIT_GPU_PRE_SM90_KERNELS 0
+#endif
+#if defined(TILEKIT_HAS_SWEEPS) || defined(__HIPCC__) || !defined(TILEKIT_CUDA_MIN_ARCH) || TILEKIT_CUDA_MIN_ARCH < 80
+#define TILEKIT_GPU_PRE_SM80_KERNELS 1
+#else
+#define TILEKIT_GPU_PRE_SM80_KERNELS 0
+#endif
+#if defined(TILEKIT_HAS_SWEEPS) || !defined(__HIPCC__)
+#define TILEKIT_GPU_ALIGNED_CONV_KERNELS 1
+#else
+#define TILEKIT_GPU_ALIGNED_CONV_KERNELS 0
+#endif
+
 namespace tilekit::gpu {
 
 struct DeviceProps {

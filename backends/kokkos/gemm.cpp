@@ -818,9 +818,11 @@ void gemm(const tilekit::Plan& plan, const GemmArgs<T>& args) {
         const gpu::GemmParams<float> gp{g.m, g.n, g.k, g.alpha, g.beta, g.a, g.lda, g.b, g.ldb, g.c, g.ldc};
         const int bvec = aligned(g.b) && g.ldb % 4 == 0, cvec = aligned(g.c) && g.ldc % 4 == 0;
         const int tiles_m = tiles(args.m, t.rows);
-        if (!kSweeps || pl.block_barrier)
-          return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub<true>{gp, tiles_n, tiles_m, bvec, cvec});
-        if constexpr (kSweeps) return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub<false>{gp, tiles_n, tiles_m, bvec, cvec});
+#if defined(TILEKIT_HAS_SWEEPS)
+        if (!pl.block_barrier)  // kokkos.barrier=team: sweep builds only
+          return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub<false>{gp, tiles_n, tiles_m, bvec, cvec});
+#endif
+        return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub<true>{gp, tiles_n, tiles_m, bvec, cvec});
       }
 #endif
       return;

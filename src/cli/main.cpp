@@ -159,6 +159,7 @@ int cmd_tunings(bool json) {
         j["values"] = t.values;
       j["allowed"] = t.allowed();
       j["sweep_values"] = t.sweep_values;
+      if (!t.pattern.empty()) j["pattern"] = {{"form", t.pattern}, {"sweep", t.pattern_is_sweep}};
       a.push_back(j);
     }
     fmt::print("{}\n", a.dump(2));
@@ -170,8 +171,10 @@ int cmd_tunings(bool json) {
     const Tuning& t = tunings()[i];
     fmt::print("\n{}  [{}]  {}\n  {}\n  values: {}\n  default: {}{}\n", t.name, t.backend, t.env(), t.doc, t.allowed(),
                t.default_value, current[i].second == t.default_value ? "" : fmt::format("  (now: {})", current[i].second));
-    if (!t.sweep_values.empty())
-      fmt::print("  sweep builds only{}: {}\n", sweeps_built() ? "" : " (not in this build)", fmt::join(t.sweep_values, ", "));
+    std::vector<std::string> sweep = t.sweep_values;
+    if (t.pattern_is_sweep) sweep.push_back(t.pattern);
+    if (!sweep.empty())
+      fmt::print("  sweep builds only{}: {}\n", sweeps_built() ? "" : " (not in this build)", fmt::join(sweep, ", "));
   }
   return 0;
 }

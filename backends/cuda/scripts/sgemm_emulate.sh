@@ -4,10 +4,10 @@
 # below-sm_80 fallback, plain copies with the same zero fill). Everything else is the kernel's
 # code compiled by g++: the block order, A's transposed 4-byte copies, B's 16-byte copies with
 # partial vectors and its 4-byte path, the fast copies of the interior blocks, the stage ring, the
-# early barrier, the fragment reads one or two K indices ahead and the epilogue (beta == 0 over
-# NaN, ld pads, unaligned bases), for every instantiation, against a host reference. A few
+# early barrier, the steady and spread K steps and the epilogue (beta == 0 over NaN, ld pads,
+# unaligned bases), for every instantiation of kSgemmVariants, against a host reference. A few
 # minutes on two cores.
-# Usage: bash backends/cuda/scripts/sgemm_emulate.sh
+# Usage: bash backends/cuda/scripts/sgemm_emulate.sh   (SGEMM_EMULATE=defaults: the defaults' two)
 set -euo pipefail
 source "$(dirname "$0")/emulate_common.sh"
 emu_begin
@@ -49,50 +49,24 @@ int main() {
   const auto shapes = shapes_and({{256, 128, 64, 0, 0, 0, 0, 1, 0}, {300, 140, 83, 4, 0, 4, 0, 1, 0},
                                    {260, 260, 83, 1, 4, 0, 0, 1, 0.5}, {256, 256, 96, 4, 8, 4, 0, 1, 0},
                                    {512, 128, 40, 0, 4, 0, 0, 1, 0}});
-  // SGEMM_EMULATE=new: only the 8-deep, cuBLAS-shaped, zigzag and steady instantiations, for a quicker check.
+  // Every instantiation tile_choice.hpp's kSgemmVariants has (a sweep build's list; the default
+  // build compiles the first four). SGEMM_EMULATE=defaults: only the two the defaults run.
   const char* only = std::getenv("SGEMM_EMULATE");
-  const bool all = !(only && std::string(only) == "new");
+  const bool all = !(only && std::string(only) == "defaults");
   for (const Shape& s : shapes) {
-    if (all) {
-      fails += run<128, 128, 16, 8, 8, 2>(s, gen);
-      fails += run<128, 128, 16, 8, 8, 3>(s, gen);
-      fails += run<128, 128, 16, 8, 8, 4>(s, gen);
-      fails += run<256, 128, 16, 16, 8, 3>(s, gen);
-      fails += run<256, 128, 16, 16, 8, 4>(s, gen);
-      fails += run<128, 128, 16, 16, 8, 3>(s, gen);
-      fails += run<128, 128, 16, 16, 8, 4>(s, gen);
-      fails += run<128, 128, 32, 8, 8, 3>(s, gen);
-      fails += run<128, 128, 32, 16, 8, 3>(s, gen);
-      fails += run<128, 128, 16, 8, 8, 2, true>(s, gen);
-      fails += run<128, 128, 16, 8, 8, 3, true>(s, gen);
-      fails += run<128, 128, 16, 16, 8, 3, true>(s, gen);
-      fails += run<128, 128, 16, 8, 8, 3, false, true>(s, gen);
-      fails += run<128, 128, 16, 16, 8, 3, false, true>(s, gen);
-      fails += run<128, 128, 16, 16, 8, 3, true, true>(s, gen);
-      fails += run<256, 128, 16, 16, 8, 3, false, true>(s, gen);
-      fails += run<128, 128, 16, 16, 8, 3, false, true, 4>(s, gen);
-      fails += run<128, 128, 16, 16, 8, 3, true, true, 4>(s, gen);
-      fails += run<128, 128, 16, 16, 8, 3, false, true, 8>(s, gen);
-      fails += run<128, 128, 16, 16, 8, 3, false, true, 2>(s, gen);
-    }
-    // tile_choice.hpp's big3ef cub3f cub3ef cub4ef cub3ef2 dual3ef8 dual3efz cub3efz, then dual3f2 cub3f2
-    fails += run<256, 128, 16, 16, 8, 3, true, true>(s, gen);
-    fails += run<256, 128, 8, 16, 8, 3, false, true>(s, gen);
-    fails += run<256, 128, 8, 16, 8, 3, true, true>(s, gen);
-    fails += run<256, 128, 8, 16, 8, 4, true, true>(s, gen);
-    fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 2>(s, gen);
-    fails += run<128, 128, 8, 16, 8, 3, true, true>(s, gen);
-    fails += run<128, 128, 16, 16, 8, 3, true, true, 16, 1, true>(s, gen);  // dual3efz, cub3efz
-    fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, true>(s, gen);
-    fails += run<128, 128, 16, 16, 8, 3, false, true, 16, 2>(s, gen);  // dual3f2, cub3f2
-    fails += run<256, 128, 8, 16, 8, 3, false, true, 8, 2>(s, gen);
-    // cub3efzb: the fast blocks' steps with their conditions (no steady loop)
-    fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, true, false>(s, gen);
-    // cub3efzs, dual3efzs: the steady steps' copies spread over their K indices
-    fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, true, true, true>(s, gen);
+    // dual3efzs (the default), cub3efzs (256x128x8: kokkos' shape): the steady steps' copies
+    // spread over their K indices
     fails += run<128, 128, 16, 16, 8, 3, true, true, 16, 1, true, true, true>(s, gen);
-    // two ahead with the early barrier and without the fast copies (not compiled for the device)
-    fails += run<128, 128, 16, 8, 8, 2, true, false, 16, 2>(s, gen);
+    fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, true, true, true>(s, gen);
+    if (!all) continue;
+    // big3ef (256x128x16) and ddual3 (128x128x32): the explicit tiles only gemm_sm90 has
+    fails += run<256, 128, 16, 16, 8, 3, true, true>(s, gen);
+    fails += run<128, 128, 32, 16, 8, 3>(s, gen);
+    // sweep builds: dual3efz, cub3efz (steady steps, copies at the step's top) and cub3efzb (the
+    // fast blocks' steps with their conditions, no steady loop)
+    fails += run<128, 128, 16, 16, 8, 3, true, true, 16, 1, true>(s, gen);
+    fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, true>(s, gen);
+    fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, true, false>(s, gen);
   }
   std::printf("%d failures\n", fails);
   return fails != 0;
