@@ -7,10 +7,13 @@
 #              tilekit::gemm at 2048 on openmp, in one process, median of 5 after a warm-up,
 #              alternating (tilekit_blas_bench); target: BLAS / tilekit >= 0.97.
 #   numpy      numpy's a @ b at 4096 (float32 and float64) through tilekit (LD_PRELOAD, openmp)
-#              and through OpenBLAS (numpy's libblas.so.3), each in its own process, the two
-#              processes alternating, each the median of 5 after a warm-up; same thread count
-#              (OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = the CPUs), OPENBLAS_CORETYPE as the
-#              environment has it (printed).
+#              and through OpenBLAS (numpy's libblas.so.3), each in its own process, the
+#              processes alternating (3 rounds, the median round), each the median of 5 after a
+#              warm-up; same thread count (OMP_NUM_THREADS = OPENBLAS_NUM_THREADS = the CPUs).
+#              OpenBLAS twice: with the core type it chooses itself (or OPENBLAS_CORETYPE from the
+#              environment), and, where that is not its widest kernel for an AVX-512 CPU (Debian's
+#              0.3.21 falls back to Prescott or Haswell on CPUs it does not know), with
+#              OPENBLAS_CORETYPE=SKYLAKEX: the library at its best, as `tilekit compare`'s peer.
 #   crossover  a GPU machine: sgemm_ from host memory on cuda (TILEKIT_BLAS_GPU_MIN=0) and on
 #              openmp at 256..8192, and the smallest size from which cuda is faster: what
 #              TILEKIT_BLAS_GPU_MIN should be.
@@ -67,20 +70,34 @@ for mode in "${modes[@]}"; do
       for dt in float double; do "$bench" --backend openmp --size 2048 --reps 5 --dtype "$dt"; done
       ;;
     numpy)
+      read -r _ own_core < <(numpy_run float32 64 1)
+      wide=""
+      if [[ -z ${OPENBLAS_CORETYPE-} ]] && grep -qw avx512bw /proc/cpuinfo && grep -qw avx512vl /proc/cpuinfo &&
+         [[ ! ${own_core,,} =~ ^(skylakex|cooperlake|sapphirerapids)$ ]]; then
+        wide=SKYLAKEX
+      fi
+      med() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
       for dt in float32 float64; do
-        tk=() ob=()
+        tk=() ob=() obw=()
         for round in 1 2 3; do
           read -r s _ < <(LD_PRELOAD=$lib TILEKIT_BLAS_BACKEND=openmp numpy_run "$dt" 4096 5)
           tk+=("$s")
           read -r s core < <(numpy_run "$dt" 4096 5)
           ob+=("$s")
+          if [[ -n $wide ]]; then
+            read -r s wcore < <(OPENBLAS_CORETYPE=$wide numpy_run "$dt" 4096 5)
+            obw+=("$s")
+          fi
         done
-        med() { printf '%s\n' "$@" | sort -g | sed -n 2p; }
-        t_tk=$(med "${tk[@]}") t_ob=$(med "${ob[@]}")
-        awk -v dt="$dt" -v a="$t_tk" -v b="$t_ob" -v core="$core" 'BEGIN {
-          f = 2 * 4096 ^ 3
-          printf "numpy a @ b %s 4096: tilekit (openmp) %.3f s %.1f GFLOP/s, OpenBLAS (%s) %.3f s %.1f GFLOP/s: tilekit / OpenBLAS speed %.3f\n", dt, a, f / a * 1e-9, core, b, f / b * 1e-9, b / a
-          printf "RESULT numpy_matmul dtype=%s n=4096 tilekit_s=%.6f openblas_s=%.6f ratio=%.4f\n", dt, a, b, b / a }'
+        t_tk=$(med "${tk[@]}")
+        report() {  # <label> <core> <seconds>
+          awk -v dt="$dt" -v a="$t_tk" -v b="$3" -v core="$2" -v label="$1" 'BEGIN {
+            f = 2 * 4096 ^ 3
+            printf "numpy a @ b %s 4096: tilekit (openmp) %.3f s %.1f GFLOP/s, OpenBLAS %s (%s) %.3f s %.1f GFLOP/s: tilekit / OpenBLAS speed %.3f\n", dt, a, f / a * 1e-9, label, core, b, f / b * 1e-9, b / a
+            printf "RESULT numpy_matmul dtype=%s n=4096 openblas=%s core=%s tilekit_s=%.6f openblas_s=%.6f ratio=%.4f\n", dt, label, core, a, b, b / a }'
+        }
+        report "as chosen" "$core" "$(med "${ob[@]}")"
+        [[ -z $wide ]] || report "widest" "$wcore" "$(med "${obw[@]}")"
       done
       ;;
     crossover)

@@ -10,6 +10,10 @@
 # SUSPECT, NOT DETECTED or ERROR (beyond "ERROR-EXITS"), and the library's own summary line
 # (TILEKIT_BLAS_VERBOSE=1) must show that it, on that backend, served at least as many calls as
 # the testers report. Exit status: 0 all passed, 1 a failure, 77 libblas-test not installed.
+# BLAS_TESTERS_DIR names another directory holding the four testers (a machine without Debian's
+# package: copy them, with libgfortran.so.5 and libquadmath.so.0, and put that directory on
+# LD_LIBRARY_PATH); where no libblas.so.3 is installed, the library's own tilekit-blas/libblas.so.3
+# link stands in for the one the testers are linked against.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 if (($# < 1)); then
@@ -22,10 +26,13 @@ backends=("$@")
 ((${#backends[@]})) || backends=(serial openmp kokkos)
 [[ -f $lib ]] || { echo "FAIL: no library at $1" >&2; exit 1; }
 multiarch=$(gcc -print-multiarch 2>/dev/null || dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || echo x86_64-linux-gnu)
-bin=${BLAS_TESTERS_DIR:-/usr/lib/$multiarch/blas}  # elsewhere: a copy of the package's testers (the GPU machine)
+bin=${BLAS_TESTERS_DIR:-/usr/lib/$multiarch/blas}
 if [[ ! -x $bin/xblat3s ]]; then
   echo "SKIP: netlib's testers are not installed (Debian: apt-get install libblas-test)"
   exit 77
+fi
+if ! /sbin/ldconfig -p 2>/dev/null | grep -q "libblas.so.3 " && [[ -e $(dirname "$lib")/tilekit-blas/libblas.so.3 ]]; then
+  export LD_LIBRARY_PATH=$(dirname "$lib")/tilekit-blas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 
 tmp=$(mktemp -d)
