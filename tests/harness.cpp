@@ -8,9 +8,12 @@
 
 namespace tilekit::test {
 
-ProgramResult run_program(const std::string& args, bool with_stderr) {
+ProgramResult run_program(const std::string& args, bool with_stderr) { return run_program("", args, with_stderr); }
+
+ProgramResult run_program(const std::string& env, const std::string& args, bool with_stderr) {
   const char* path = std::getenv("TILEKIT_PROGRAM");
-  const std::string cmd = std::string(path ? path : TILEKIT_PROGRAM) + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
+  const std::string cmd = (env.empty() ? std::string() : "env " + env + " ") + (path ? path : TILEKIT_PROGRAM) + " " +
+                          args + (with_stderr ? " 2>&1" : " 2>/dev/null");
   FILE* p = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;

@@ -65,6 +65,9 @@ struct ProgramResult {
   std::string out;
 };
 ProgramResult run_program(const std::string& args, bool with_stderr);
+// The same with extra environment variables for the program alone ("NAME=VALUE ...", through env(1)):
+// this process's own environment stays as it is (tilekit reads its tunings from it once).
+ProgramResult run_program(const std::string& env, const std::string& args, bool with_stderr);
 
 // Seed of the random inputs: TILEKIT_TEST_SEED when set, else a fixed default. Every
 // failure message carries it, so a failing random case can be replayed exactly.

@@ -21,16 +21,8 @@ namespace {
 
 using tilekit::test::ProgramResult;
 
-// The program with extra environment variables (`env` keeps this process's own untouched: the
-// registry reads the environment once per process).
 ProgramResult run_with_env(const std::string& env, const std::string& args, bool with_stderr = true) {
-  const std::string cmd = "env " + env + " " + TILEKIT_PROGRAM + " " + args + (with_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (std::size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int status = pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), out};
+  return tilekit::test::run_program(env, args, with_stderr);
 }
 
 TEST(Tunings, TableIsSortedUniqueAndDefaultsAreAllowed) {
