@@ -46,18 +46,35 @@ stage() {
   log "$name: rc=$? in $(($(date +%s) - s)) s (limit $secs s)"
 }
 
-{ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv; "$T" info; } >"$out/info.txt" 2>&1
+# The device, and one small run of each new plan (its JSON names the device and the kernel launched;
+# `tilekit info` would spend half a minute measuring every backend's ceilings).
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv >"$out/info.txt" 2>&1
+for be in cuda kokkos; do
+  for c in "float|gemm.precision=tf32x3" "double|gemm.precision=fp32"; do
+    echo "$be ${c%%|*} ${c#*|}: $(timeout 60 "$T" run gemm --backend $be --variant optimized --dtype ${c%%|*} --size 300 \
+      --reps 1 --tune ${c#*|} --json 2>&1 | tail -1)" >>"$out/info.txt"
+  done
+done
 log "commit $(git -C "$root" rev-parse --short HEAD 2>/dev/null || cat "$root/.device/commit" 2>/dev/null); $(sed -n 2p "$out/info.txt")"
-grep -E "gemm optimized" "$out/info.txt" | tee -a "$out/summary.txt"
+python3 - "$out/info.txt" <<'PY' | tee -a "$out/summary.txt"
+import json, re, sys
+for line in open(sys.argv[1]):
+    m = re.match(r"(\w+ \w+ \S+): (\{.*\})\s*$", line)
+    if not m:
+        if re.match(r"\w+ \w+ \S+: ", line): print("plan:", line.strip()[:300])
+        continue
+    r = json.loads(m.group(2))
+    print(f"plan: {m.group(1)}: {r.get('device')}: verified={r.get('verified')} tile {r.get('tile')}; {r.get('launch', '')[:200]}")
+PY
 # The kokkos rows only where Kokkos runs on the GPU (a host Kokkos would take hours at 8192).
 backends=cuda
-sed -n '/^\[kokkos\]/,/^\[/p' "$out/info.txt" | grep -q " gpu" && backends=cuda,kokkos
+grep -E '^kokkos .*"device":"Kokkos [^"]*Cuda' "$out/info.txt" >/dev/null && backends=cuda,kokkos
 log "backends: $backends"
 
 # ---- the targets (each comparison verifies every row against the double reference)
 stage dgemm-4096 60 "$T" compare gemm --backends "$backends" --dtype double --size 4096 --json "$out/dgemm-4096.json"
-stage dgemm-8192 75 "$T" compare gemm --backends "$backends" --dtype double --size 8192 --json "$out/dgemm-8192.json"
-stage tf32x3-8192 75 "$T" compare gemm --backends "$backends" --dtype float --size 8192 --tune gemm.precision=tf32x3 \
+stage dgemm-8192 90 "$T" compare gemm --backends "$backends" --dtype double --size 8192 --json "$out/dgemm-8192.json"
+stage tf32x3-8192 90 "$T" compare gemm --backends "$backends" --dtype float --size 8192 --tune gemm.precision=tf32x3 \
   --json "$out/tf32x3-8192.json"
 for f in dgemm-4096 dgemm-8192 tf32x3-8192; do
   grep -E "^gemm +(cuda|kokkos) +(optimized|\*cublas)" "$out/$f.log" | sed "s/^/$f: /" | tee -a "$out/summary.txt"
