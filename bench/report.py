@@ -192,6 +192,12 @@ def block_text(name, rows, by_invocation):
     if imported:
         note = (f"; {'all rows' if imported == len(rows) else f'{imported} rows'} imported from `tilekit compare "
                 f"--json` files measured before the bench driver")
+    # A shared machine's slow moments show in the load average every row records: say so.
+    loads = [r["load_avg"][0] for r in rows if isinstance(r.get("load_avg"), list) and r["load_avg"]]
+    cpus = max((r.get("num_cpus") or 0) for r in rows) if rows else 0
+    if loads and cpus and max(loads) > 1.5 * cpus:
+        note += (f"; measured while the machine was shared (1-minute load average up to {max(loads):.0f} on "
+                 f"{cpus} CPUs): re-measure on a quiet machine before reading the fractions")
     out = [f"**{name}**: {when_text}, {commit_text}{note}.", "",
            "| operation | size | backend | variant | achieved | peer | fraction |",
            "| --- | --- | --- | --- | --- | --- | --- |"]
