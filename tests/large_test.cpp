@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tilekit/ops.hpp"
+#include "tilekit/tunings.hpp"
 
 using namespace tilekit;
 
@@ -111,7 +112,7 @@ void refused(Backend& be) {
 
 int main() {
   // Untouched rows stay unbacked: each used row then costs one 4 KiB page, not a 2 MiB one.
-  setenv("TILEKIT_HUGE_PAGES", "0", 1);
+  tilekit::set_tuning("host.huge_pages", "off");
   const std::size_t need = std::size_t(kRows * kLd) * sizeof(float) + (std::size_t(1) << 30);
   if (host_memory_available() < need) {
     std::printf("SKIP: %zu bytes available, the test needs %zu\n", host_memory_available(), need);
