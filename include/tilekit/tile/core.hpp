@@ -2,9 +2,9 @@
 // kokkos.hpp). docs/tile-kernels.md explains the model; tile.hpp is the header users include.
 #pragma once
 
+#include <cfloat>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -192,6 +192,34 @@ struct BlockWalk {
   }
 };
 
+namespace detail {
+// The largest and the lowest value of an arithmetic type, without std::numeric_limits (whose
+// functions device code may call only under nvcc's --expt-relaxed-constexpr, which Kokkos'
+// nvcc_wrapper does not pass).
+template <class T>
+TILEKIT_TILE_FN constexpr T max_value() {
+  if constexpr (std::is_same_v<T, float>) {
+    return FLT_MAX;
+  } else if constexpr (std::is_same_v<T, double>) {
+    return DBL_MAX;
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return LDBL_MAX;
+  } else {
+    using U = std::make_unsigned_t<T>;
+    return std::is_signed_v<T> ? T(U(~U(0)) >> 1) : T(~U(0));
+  }
+}
+template <class T>
+TILEKIT_TILE_FN constexpr T lowest_value() {
+  if constexpr (std::is_floating_point_v<T>)
+    return -max_value<T>();
+  else if constexpr (std::is_signed_v<T>)
+    return T(-max_value<T>() - 1);
+  else
+    return T(0);
+}
+}  // namespace detail
+
 // The operators of the collectives (collectives.hpp): a + b, max, min, each with its identity.
 struct Sum {
   template <class T>
@@ -210,7 +238,7 @@ struct Max {
   }
   template <class T>
   TILEKIT_TILE_FN static constexpr T identity() {
-    return std::numeric_limits<T>::lowest();
+    return detail::lowest_value<T>();
   }
 };
 struct Min {
@@ -220,7 +248,7 @@ struct Min {
   }
   template <class T>
   TILEKIT_TILE_FN static constexpr T identity() {
-    return std::numeric_limits<T>::max();
+    return detail::max_value<T>();
   }
 };
 

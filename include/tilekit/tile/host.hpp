@@ -111,15 +111,26 @@ inline HostThreadState& host_thread_state() {
 }
 
 // An atomic update of scratch on a CPU: one thread runs the whole tile, so a plain
-// read-modify-write is one; volatile keeps the compiler from turning the lane loop into a vector
-// gather/scatter, which would lose the updates of lanes that hit the same element.
+// read-modify-write is one. But the lane loop is marked free of dependences between lanes
+// (TILEKIT_TILE_SIMD), and a vector gather/scatter would lose the updates of lanes that hit the
+// same element: the empty asm hides where p points, which keeps the loop scalar (no compiler
+// vectorises an asm) while the update stays one instruction (x86: add to memory). A volatile
+// access does the same but splits the update into a load, an add and a store: 10% slower on a
+// byte histogram.
 template <AtomicOp op, class T>
 inline T host_scratch_atomic(T* p, T v) {
   static_assert(kAtomicSupported<op, T>, "tile atomics: add on int, unsigned, long long, unsigned long long, "
                                          "float, double; min and max on the integer types");
+#if defined(__GNUC__) || defined(__clang__)
+  asm("" : "+r"(p));
+#else
   volatile T* q = p;
   const T old = *q;
   *q = apply_atomic<op>(old, v);
+  return old;
+#endif
+  const T old = *p;
+  *p = apply_atomic<op>(old, v);
   return old;
 }
 // An atomic update of the backend's memory on a CPU: other threads run other tiles.
