@@ -4,6 +4,7 @@
 #include "common/gpu/gemm_sm90.cuh"  // empty under hipcc
 #include "gemm.cuh"
 #include "common/gpu/gemm_tf32x3.cuh"  // empty under hipcc
+#include "gemm_tf32x3_sm90.hpp"
 #include "tiled.cuh"
 
 #include <cstdint>
@@ -99,6 +100,10 @@ template <class T>
 void launch_tf32x3(const GemmParams<T>& g0, const LaunchPlan& pl, gpuStream_t s) {
 #if !defined(__HIPCC__)
   if constexpr (std::is_same_v<T, float>) {
+    if (pl.tf32x3_wgmma) {
+      launch_tf32x3_wgmma(g0, pl, s);
+      return;
+    }
     GemmParams<float> g = g0;
     int tx = ceil_div(g.n, pl.tile.cols), ty = ceil_div(g.m, pl.tile.rows);
     int vec = aligned16(g.a) && aligned16(g.b) && g.lda % 4 == 0 && g.ldb % 4 == 0;
@@ -193,6 +198,7 @@ const void* gemm_kernel(Variant v, DType t, const LaunchPlan& pl) {
     }
     case Variant::optimized:
 #if !defined(__HIPCC__)
+      if (f && pl.tf32x3_wgmma) return tf32x3_wgmma_kernel();
       if (f && pl.tf32x3 != 0) return tf32x3_kernel(pl.tf32x3);
       if (!f && pl.dmma != 0) return dmma_kernel(pl);
       if (f && pl.sgemm != 0) return sm90_kernel(pl.sgemm);

@@ -96,6 +96,33 @@ void plan_tf32x3(const DeviceProps& d, const Problem& p, const TileConfig& req, 
   if (!d.tf32_mma || d.warp_size != 32)
     throw Error("gemm.precision=tf32x3: the float gemm on the TF32 tensor cores (3xTF32, mma.sync .tf32) needs "
                 "NVIDIA sm_80 or later and the cuda backend, which " + dev + " is not; gemm.precision=fp32 runs FP32 FMA");
+  const std::string kernel = tilekit::tuning("cuda.tf32x3.kernel");
+  if (kernel == "wgmma") {
+    // wgmma is sm_90a's (arch-specific: neither sm_80 nor sm_100 has it).
+    if (d.cc_major != 9 || d.cc_minor != 0)
+      throw Error("cuda.tf32x3.kernel=wgmma: the 3xTF32 kernel on wgmma needs compute capability 9.0 (Hopper), which " +
+                  dev + " is not (" + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) +
+                  "); cuda.tf32x3.kernel=mma runs mma.sync");
+    const TileConfig t{128, 128, 32};
+    if (!req.is_auto() && !(req.rows == t.rows && req.cols == t.cols && req.depth == t.depth))
+      throw Error("gemm optimized tile " + req.str() + " under cuda.tf32x3.kernel=wgmma: the wgmma kernel is compiled for " +
+                  t.str());
+    check_tile_fits(p, t, optin_limit(d), where(d));
+    if (kTf32x3WgmmaSmemBytes > optin_limit(d))
+      throw Error("gemm optimized tile " + t.str() + " (3xTF32 on wgmma) needs " + std::to_string(kTf32x3WgmmaSmemBytes) +
+                  " bytes of shared memory, but " + where(d) + " offers " + std::to_string(optin_limit(d)) + " bytes");
+    pl.tile = t;
+    pl.block_x = kTf32x3WgmmaThreads;
+    pl.block_y = 1;
+    pl.smem_bytes = pl.dynamic_smem_bytes = kTf32x3WgmmaSmemBytes;
+    pl.outputs_per_thread = t.rows * t.cols / 256;
+    pl.tf32x3 = 1;
+    pl.tf32x3_wgmma = true;
+    pl.kernel = "gemm_tf32x3_wgmma<float; 3xTF32 on sm_90's wgmma (m64n128k8 .tf32 from shared memory, A and B split "
+                "and swizzled by a pre-pass), 2 warpgroups of 64x128 and a producer warp, 3 bulk-copy stages>";
+    return;
+  }
+  if (kernel != "auto" && kernel != "mma") throw_unmapped_tuning("cuda.tf32x3.kernel", kernel);
   auto fits = [&](const Tf32x3Shape& s) { return tf32x3_smem_bytes(s) <= optin_limit(d); };
   int pick = -1;
   if (req.is_auto()) {
@@ -668,7 +695,8 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
   }
   pl.needs_optin = pl.dynamic_smem_bytes > d.smem_per_block;
   pl.async_copy = d.async_copy;
-  pl.regs_estimate = pl.tf32x3 != 0 ? kTf32x3Shapes[pl.tf32x3 - 1].regs
+  pl.regs_estimate = pl.tf32x3_wgmma ? kTf32x3WgmmaRegs
+                     : pl.tf32x3 != 0 ? kTf32x3Shapes[pl.tf32x3 - 1].regs
                      : pl.sgemm != 0  ? sgemm_regs(kSgemmVariants[pl.sgemm])
                                       : regs_of(p.op, v, p.dtype, pl.tile);
   pl.occupancy = estimate_occupancy(d, pl.threads(), pl.smem_bytes, pl.regs_estimate);

@@ -100,6 +100,7 @@ struct LaunchPlan {
   int sgemm = 0;                   // float gemm optimized: index into kSgemmVariants (0: gemm.cuh's kernel)
   int tf32x3 = 0;                  // float gemm optimized under gemm.precision=tf32x3: 1 + index into
                                    // kTf32x3Shapes (0: not the 3xTF32 kernel)
+  bool tf32x3_wgmma = false;       // ... run by the sm_90a wgmma kernel (gemm_tf32x3_sm90.cuh) instead
   int conv_pad_unit = 0;           // conv2d optimized: its rows' padding unit in elements: 0 (a vector) or a sector
   bool conv_capped = false;        // ... aligned-occ: registers capped for 10 blocks/SM (float R = 3, 5)
   bool conv_split = false;         // ... aligned-split: the window loaded as two cp.async groups
@@ -225,6 +226,12 @@ inline constexpr int kTf32x3PadA = 4, kTf32x3PadB = 8;  // floats a shared row (
 constexpr std::size_t tf32x3_smem_bytes(const Tf32x3Shape& s) {
   return std::size_t(s.stages) * std::size_t(s.rows * (s.depth + kTf32x3PadA) + s.depth * (s.cols + kTf32x3PadB)) * 4;
 }
+// The 3xTF32 kernel on sm_90's wgmma (backends/common/gpu/gemm_tf32x3_sm90.cuh), chosen by the tuning
+// cuda.tf32x3.kernel=wgmma on compute capability 9.0: its one tile, 2 consumer warpgroups and a
+// producer warp, 3 stages of 64 KiB plus 1024 bytes of alignment and 6 mbarriers; registers from
+// ptxas 13.0 for sm_90a (no spills).
+inline constexpr int kTf32x3WgmmaThreads = 288, kTf32x3WgmmaRegs = 141;
+inline constexpr std::size_t kTf32x3WgmmaSmemBytes = 3 * 65536 + 1024 + 6 * 8;
 // Whether the tuning gemm.precision asks for the 3xTF32 kernel (tf32x3) rather than FP32 FMA (fp32).
 bool precision_tf32x3();
 
