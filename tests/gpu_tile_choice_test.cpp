@@ -628,6 +628,47 @@ TEST(TileChoiceTf32x3, RefusedWhereThereAreNoTf32TensorCoresAndFittedToTheOptIn)
   }
 }
 
+// cuda.tf32x3.kernel=wgmma: the sm_90a kernel (gemm_tf32x3_sm90.cuh), only on compute capability 9.0.
+TEST(TileChoiceTf32x3, WgmmaOnlyWhenNamedAndOnlyOnSm90) {
+  Tf32x3Precision on;
+  const Problem p{Op::gemm, DType::f32, 8192, 8192, 8192};
+  EXPECT_FALSE(plan_launch(h200(), Variant::optimized, p, {}).tf32x3_wgmma);  // auto: mma.sync
+  tilekit::set_tuning("cuda.tf32x3.kernel", "wgmma");
+  struct Reset {
+    ~Reset() { tilekit::set_tuning("cuda.tf32x3.kernel", "auto"); }
+  } reset;
+  for (const auto& [q, t] : {std::pair{p, TileConfig{}}, std::pair{Problem{Op::gemm, DType::f32, 1, 1, 1}, TileConfig{}},
+                             std::pair{p, TileConfig{128, 128, 32}}}) {
+    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, q, t);
+    SCOPED_TRACE(describe(h200(), Variant::optimized, q, pl));
+    expect_launchable(h200(), Variant::optimized, q, pl);
+    EXPECT_TRUE(pl.tf32x3_wgmma);
+    EXPECT_EQ(pl.tf32x3, 1);
+    EXPECT_EQ(pl.tile.str(), (TileConfig{128, 128, 32}.str()));
+    EXPECT_EQ(pl.threads(), 288);  // two warpgroups and a producer warp
+    EXPECT_EQ(pl.smem_bytes, 3u * 65536 + 1024 + 48);
+    EXPECT_TRUE(pl.needs_optin);
+    EXPECT_EQ(pl.regs_estimate, kTf32x3WgmmaRegs);
+    EXPECT_EQ(pl.occupancy.blocks_per_sm, 1);
+    EXPECT_NE(pl.kernel.find("wgmma"), std::string::npos);
+  }
+  try {
+    plan_launch(h200(), Variant::optimized, p, {128, 64, 16});
+    ADD_FAILURE() << "a tile the wgmma kernel is not compiled for was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("128x128x32"), std::string::npos) << e.what();
+  }
+  try {
+    plan_launch(a100(), Variant::optimized, p, {});
+    ADD_FAILURE() << "wgmma planned on sm_80";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("9.0"), std::string::npos) << e.what();
+  }
+  // double and the other variants are unaffected
+  EXPECT_FALSE(plan_launch(h200(), Variant::optimized, Problem{Op::gemm, DType::f64, 4096, 4096, 4096}, {}).tf32x3_wgmma);
+  EXPECT_FALSE(plan_launch(h200(), Variant::tiled, p, {}).tf32x3_wgmma);
+}
+
 // ---- the occupancy estimate itself ----------------------------------------------------------
 
 TEST(Occupancy, ThreadLimitCountsWholeWavefronts) {

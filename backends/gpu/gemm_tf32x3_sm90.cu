@@ -59,9 +59,9 @@ void launch_tf32x3_wgmma(const GemmParams<float>& g0, const LaunchPlan& pl, gpuS
     TILEKIT_GPU_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&ws), floats * sizeof(float),
                                               workspace_pool(device), s));
     float* bw = ws + tile_offset(ty, 0, ksteps);
-    tf32x3_split_kernel<false><<<dim3(unsigned(ksteps), unsigned(ty)), 256, 0, s>>>(g.a, g.lda, g.m, g.k, ksteps, ws);
+    tf32x3_split_kernel<false><<<unsigned(ksteps) * unsigned(ty), 256, 0, s>>>(g.a, g.lda, g.m, g.k, ksteps, ws);
     TILEKIT_GPU_CHECK_LAUNCH("tf32x3_split_kernel (A)");
-    tf32x3_split_kernel<true><<<dim3(unsigned(ksteps), unsigned(tx)), 256, 0, s>>>(g.b, g.ldb, g.n, g.k, ksteps, bw);
+    tf32x3_split_kernel<true><<<unsigned(ksteps) * unsigned(tx), 256, 0, s>>>(g.b, g.ldb, g.n, g.k, ksteps, bw);
     TILEKIT_GPU_CHECK_LAUNCH("tf32x3_split_kernel (B)");
   }
   const float* aw = ws;

@@ -99,7 +99,7 @@ __host__ __device__ inline void block_coords(int pid, int tiles_x, int tiles_y, 
 __host__ __device__ constexpr int acc_row(int i, int lane, int w) { return 16 * w + (lane >> 2) + 8 * ((i >> 1) & 1); }
 __host__ __device__ constexpr int acc_col(int i, int lane) { return 8 * (i >> 2) + 2 * (lane & 3) + (i & 1); }
 
-// ---- the split: one block of 256 threads per 128 x 32 tile (grid: K tiles x row tiles). kTrans:
+// ---- the split: one block of 256 threads per 128 x 32 tile (a 1D grid, block rb * ktiles + kb). kTrans:
 // the source is B (k x rows, row (of B^T) r, depth kk at src[kk * ld + r]), else A (rows x k).
 // Through shared memory so that both the reads (rows of the source) and the writes (the image,
 // 16 bytes a thread) are coalesced; the 33-float rows make both shared passes conflict-free.
@@ -132,7 +132,7 @@ __global__ __launch_bounds__(256) void tf32x3_split_kernel(const float* src, int
                                                            float* dst) {
   using namespace tf32x3_sm90;
   __shared__ float t[BM][BK + 1];
-  const int kb = int(blockIdx.x), rb = int(blockIdx.y);
+  const int kb = int(blockIdx.x % unsigned(ktiles)), rb = int(blockIdx.x / unsigned(ktiles));
   split_tile<kTrans>(src, ld, rows, k, ktiles, dst, rb, kb, int(threadIdx.x), 256, t);
   __syncthreads();
   write_image<kTrans>(t, dst + tile_offset(rb, kb, ktiles), int(threadIdx.x), 256);
