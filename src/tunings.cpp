@@ -114,9 +114,9 @@ std::vector<Tuning> make_table() {
                    {"auto", "dual3efzs", "cub3efzs", "big3ef", "ddual3", "sm80", "dual3efz", "cub3efz", "cub3efzb"}, "auto",
                    "optimized float gemm on sm_90: the kernel, at every size (auto: dual3efzs, gemm.cuh's 64x64 where it "
                    "cannot fill the GPU)"),
-      alternatives("cuda.tf32x3.kernel", "cuda", {"auto", "mma", "wgmma"}, "auto",
-                   "optimized float gemm under gemm.precision=tf32x3: mma.sync (sm_80+), or wgmma (sm_90 only: split "
-                   "pre-pass, warpgroup MMA from shared memory; 128x128x32) (auto: mma)"),
+      choice("cuda.tf32x3.kernel", "cuda", {"auto", "mma", "wgmma"}, "auto",
+             "optimized float gemm under gemm.precision=tf32x3: mma.sync (sm_80+), or wgmma (compute capability 9.0 "
+             "only: split pre-pass, warpgroup MMA from shared memory; 128x128x32) (auto: mma)"),
       alternatives("cuda.dgemm.mma", "cuda", {"auto", "m16n8k16", "m8n8k4", "off"}, "auto",
                    "optimized double gemm: the FP64 tensor-core shape, or off for FFMA (auto: m16n8k16 on sm_90, m8n8k4 on sm_80)"),
       alternatives("gpu.conv2d.optimized", "cuda, hip", {"auto", "tile", "aligned-lines", "aligned", "aligned-occ"}, "auto",
