@@ -5,7 +5,7 @@
 # SGEMM, in about three minutes:
 #   1. the plan and one small verified run (what launched, on which device);
 #   2. correctness: `tilekit run` over odd shapes (primes, partial tiles, k = 0, alpha/beta, a
-#      long k), the conformance suite's gemm cases (ld pads, empty, primes, ...) and 300 campaign
+#      long k), the conformance suite's gemm cases (ld pads, empty, primes, ...) and 200 campaign
 #      cases with the tuning set; every run verified against the double reference;
 #   3. compute-sanitizer memcheck (and synccheck) on small shapes;
 #   4. the SASS of the wgmma object (HGMMA count);
@@ -56,7 +56,7 @@ done
 # ---- 2. correctness
 log "odd shapes (tilekit run, verified against the double reference):"
 for s in "1 1 1" "67 45 33" "131 260 37" "97 89 83" "129 131 0" "40 30 5" "3 200 65" "128 128 32" "256 384 96" \
-         "1000 3 17" "3 1000 17" "1 513 40" "513 1 40" "257 255 129" "1100 140 40" "300 200 4099" "512 512 8192"; do
+         "1000 3 17" "1 513 40" "257 255 129" "1100 140 40" "300 200 4099" "512 512 8192"; do
   set -- $s
   line=$(timeout -k 5 30 "$T" run gemm --backend cuda --variant optimized --dtype float --m $1 --n $2 --k $3 --reps 1 $W --json 2>&1 | tail -1)
   rc=$?
@@ -80,23 +80,29 @@ TILEKIT_GEMM_PRECISION=tf32x3 TILEKIT_CUDA_TF32X3_KERNEL=wgmma timeout 120 "$B/t
 rc=$?
 grep -E "^\[  (PASSED|FAILED) |^\[  FAILED  \]|Failure|error" "$out/tests.log" | head -20
 [ "$rc" = 0 ] || { bad "conformance (rc=$rc)"; tail -30 "$out/tests.log"; }
-log "campaign (300 cases, wgmma):"
+log "campaign (200 cases, wgmma):"
 TILEKIT_GEMM_PRECISION=tf32x3 TILEKIT_CUDA_TF32X3_KERNEL=wgmma timeout 90 "$B/tests/tilekit_campaign" --backend cuda --op gemm \
-  --dtype float --variant optimized --cases 300 --seed 29 >"$out/campaign.log" 2>&1
+  --dtype float --variant optimized --cases 200 --seed 29 >"$out/campaign.log" 2>&1
 rc=$?
 tail -3 "$out/campaign.log"
 [ "$rc" = 0 ] || { bad "campaign (rc=$rc)"; grep -iE "fail|error" "$out/campaign.log" | head -10; }
 
 # ---- 3. compute-sanitizer
-log "compute-sanitizer:"
+log "compute-sanitizer (in parallel):"
+i=0
 for c in "memcheck|--m 67 --n 45 --k 33" "memcheck|--m 131 --n 260 --k 37" "memcheck|--m 129 --n 131 --k 0" \
          "memcheck|--m 259 --n 388 --k 75" "synccheck|--m 131 --n 260 --k 37"; do
-  tool=${c%%|*}
-  r=$(timeout 90 compute-sanitizer --tool "$tool" --error-exitcode 9 "$T" run gemm --backend cuda --variant optimized \
-    --dtype float ${c#*|} --reps 1 $W 2>&1)
-  rc=$?
-  echo "$tool ${c#*|}: exit $rc; $(echo "$r" | grep -E "ERROR SUMMARY|SYNCCHECK|Invalid|Error" | head -3 | tr '\n' ' ')"
-  [ "$rc" = 0 ] || { bad "$tool ${c#*|}"; echo "$r" | head -30; }
+  i=$((i + 1))
+  ( tool=${c%%|*}
+    timeout -k 5 90 compute-sanitizer --tool "$tool" --error-exitcode 9 "$T" run gemm --backend cuda --variant optimized \
+      --dtype float ${c#*|} --reps 1 $W >"$out/san.$i.log" 2>&1
+    echo "rc=$? $tool ${c#*|}" >>"$out/san.$i.log" ) &
+done
+wait
+for f in "$out"/san.*.log; do
+  st=$(tail -1 "$f")
+  echo "${st#* }: ${st%% *}; $(grep -E "ERROR SUMMARY|Invalid|Error" "$f" | head -3 | tr '\n' ' ')"
+  [ "${st%% *}" = rc=0 ] || { bad "sanitizer: ${st#* }"; head -30 "$f"; }
 done
 
 # ---- 4. SASS: the tensor-core instructions the wgmma kernel became
@@ -145,7 +151,7 @@ for r in (mine, peer):
 if mine and peer and peer.get("gflops"):
     print(f"SUMMARY {kern} {size}^3: {mine['gflops'] / 1000:.1f} TFLOP/s = {mine['gflops'] / peer['gflops']:.3f}x cuBLAS SGEMM "
           f"({peer['gflops'] / 1000:.1f}); rel error {mine.get('rel_error')} vs cuBLAS {peer.get('rel_error')}; "
-          f"verified={mine.get('verified')}")
+          f"verified={mine.get('verified')}; {str(mine.get('launch', ''))[:160]}")
 PY
   done
 done
