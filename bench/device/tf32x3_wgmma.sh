@@ -3,7 +3,8 @@
 # 3xTF32 float gemm on sm_90's wgmma (backends/common/gpu/gemm_tf32x3_sm90.cuh, the tuning
 # cuda.tf32x3.kernel=wgmma under gemm.precision=tf32x3) against the mma.sync kernel and cuBLAS
 # SGEMM, in about three minutes:
-#   1. the plan and one small verified run (what launched, on which device);
+#   1. the pipeline step by step (1, 3, 4 steps; a hang or failure stops the script after a probe),
+#      then the 300^3 plan (what launched, on which device);
 #   2. correctness: `tilekit run` over odd shapes (primes, partial tiles, k = 0, alpha/beta, a
 #      long k), the conformance suite's gemm cases (ld pads, empty, primes, ...) and 200 campaign
 #      cases with the tuning set; every run verified against the double reference;
@@ -32,6 +33,14 @@ fail=0
 log() { echo "[$(($(date +%s) - t0)) s] $*"; }
 bad() { echo "FAIL: $*"; fail=1; }
 W="--tune gemm.precision=tf32x3 --tune cuda.tf32x3.kernel=wgmma"
+# On a failure: one block on inputs whose wrong values name the element read instead
+# (bench/device/tf32x3_wgmma_probe.cu), a hang reported after 5 s.
+probe() {
+  log "probe (one block, patterned inputs):"
+  nvcc -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -I "$root/backends" -I "$root/src" -I "$root/include" \
+    -I "$B/include" "$root/bench/device/tf32x3_wgmma_probe.cu" -o "$out/probe" 2>&1 | tail -20 &&
+    timeout -k 5 60 "$out/probe" 2>&1 | head -60
+}
 
 # ---- 1. the device and the plan
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>&1 | sed 's/^/device: /'
@@ -47,6 +56,7 @@ for s in "1 1 1" "128 128 96" "128 128 128" "300 300 300"; do
   if [ "$rc" != 0 ]; then
     [ "$rc" = 124 ] && echo "TIMED OUT (a hang: the mbarrier protocol or a bulk copy that never completes)"
     bad "first run $s exited $rc: stopping"
+    probe
     timeout -k 5 60 compute-sanitizer --tool memcheck "$T" run gemm --backend cuda --variant optimized --dtype float \
       --m $1 --n $2 --k $3 --reps 1 $W 2>&1 | head -40
     exit 1
@@ -86,6 +96,8 @@ TILEKIT_GEMM_PRECISION=tf32x3 TILEKIT_CUDA_TF32X3_KERNEL=wgmma timeout 90 "$B/te
 rc=$?
 tail -3 "$out/campaign.log"
 [ "$rc" = 0 ] || { bad "campaign (rc=$rc)"; grep -iE "fail|error" "$out/campaign.log" | head -10; }
+
+[ $fail = 0 ] || probe
 
 # ---- 3. compute-sanitizer
 log "compute-sanitizer (in parallel):"
