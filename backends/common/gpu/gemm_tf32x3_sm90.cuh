@@ -172,17 +172,18 @@ __device__ __forceinline__ void bar_arrive_tx(std::uint32_t bar, unsigned bytes)
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 #endif
 }
-// Waits until the barrier's phase `parity` (0 or 1) has completed.
+// Waits until the barrier's phase `parity` (0 or 1) has completed. The loop is inside the asm so
+// that the warp leaves it together (the wgmma after it are .aligned: the whole warp, converged).
 __device__ __forceinline__ void bar_wait(std::uint32_t bar, unsigned parity) {
 #if TILEKIT_WGMMA
-  unsigned done = 0;
-  do {
-    asm volatile(
-        "{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-        : "=r"(done)
-        : "r"(bar), "r"(parity)
-        : "memory");
-  } while (!done);
+  asm volatile(
+      "{\n.reg .pred ready;\n"
+      "TK_BAR_WAIT:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 ready, [%0], %1;\n"
+      "@!ready bra TK_BAR_WAIT;\n"
+      "}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
 #endif
 }
 // `bytes` (a multiple of 16) from global to shared memory, completing on `bar` (which expects them).
