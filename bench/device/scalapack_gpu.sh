@@ -253,7 +253,7 @@ if has gemm; then
   # dgemm_ from host memory through the BLAS against tilekit's gemm from device memory, one process.
   if [ -x "$B/tilekit_blas_bench" ]; then
     timeout 240 "$B/tilekit_blas_bench" --backend "$backend" --dtype double --size "$n1" --reps 3 >"$out/blas-bench.log" 2>&1
-    cat "$out/blas-bench.log"
+    sed 's/^RESULT /  tilekit_blas_bench: /' "$out/blas-bench.log"
     r=$(grep -m1 '^RESULT blas_vs_tilekit' "$out/blas-bench.log")
     if [ -n "$r" ]; then
       emit "$(python3 - "$r" "$gpu_name" <<'PY'
