@@ -20,7 +20,13 @@
 // For them, PB_Cmalloc is wrapped too: a negative size (a workspace of 2^31 to 2^32 bytes whose
 // size overflowed) ends the job with a message naming the panel width, instead of a crash.
 //
-// ScaLAPACK calls pilaenv_ and p?gemm_ through the dynamic linker (exported from libscalapack), so
+// PBLAS copies each panel of A and B into its workspace with ?mmadd_ (alpha = 1, beta = 0: a
+// dcopy per column, on one core); with panels thousands wide that is gigabytes a PDGEMM, as long
+// as the product itself on a GPU. This library makes those copies with the rank's threads
+// (OMP_NUM_THREADS of them, the count the rank's BLAS uses) and leaves every other ?mmadd_ to
+// ScaLAPACK.
+//
+// ScaLAPACK calls pilaenv_, p?gemm_ and ?mmadd_ through the dynamic linker (exported from libscalapack), so
 // the first definitions in the process, these when preloaded, are the ones used. A program that
 // defines its own PILAENV (ScaLAPACK's test programs do) keeps it.
 #include <dlfcn.h>
@@ -32,6 +38,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 namespace {
 
@@ -134,9 +142,59 @@ void gemm(PGemm real, int elem, const char* ta, const char* tb, const int* m, co
   current = saved;
 }
 
+// Threads for the panel copies: OMP_NUM_THREADS (its first number), else the cores.
+unsigned copy_threads() {
+  static const unsigned n = [] {
+    const char* v = std::getenv("OMP_NUM_THREADS");
+    const long t = v ? std::strtol(v, nullptr, 10) : 0;
+    if (t >= 1) return unsigned(std::min<long>(t, 256));
+    return std::max(1u, std::thread::hardware_concurrency());
+  }();
+  return n;
+}
+
+// B := A, m x n column-major: what ?mmadd_ does with alpha = 1, beta = 0.
+template <class T>
+void copy_columns(int m, int n, const T* a, std::int64_t lda, T* b, std::int64_t ldb) {
+  const std::size_t bytes = std::size_t(m) * sizeof(T);
+  auto part = [&](int j0, int j1) {
+    for (int j = j0; j < j1; ++j) std::memmove(b + j * ldb, a + j * lda, bytes);
+  };
+  // Threads pay off from a few megabytes; below, one core copies.
+  const unsigned threads = std::min<std::int64_t>(copy_threads(), std::max<std::int64_t>(1, std::int64_t(bytes) * n >> 22));
+  if (threads <= 1 || n < 2) return part(0, n);
+  const unsigned use = std::min<unsigned>(threads, unsigned(n));
+  std::vector<std::thread> team;
+  team.reserve(use - 1);
+  for (unsigned t = 1; t < use; ++t) team.emplace_back(part, int(std::int64_t(n) * t / use), int(std::int64_t(n) * (t + 1) / use));
+  part(0, int(n / use));
+  for (auto& th : team) th.join();
+}
+
+template <class T>
+using Mmadd = void (*)(const int*, const int*, const T*, const T*, const int*, const T*, T*, const int*);
+
+template <class T>
+void mmadd(Mmadd<T> real, const int* m, const int* n, const T* alpha, const T* a, const int* lda, const T* beta, T* b,
+           const int* ldb) {
+  if (*alpha == T(1) && *beta == T(0) && *m > 0 && *n > 0) return copy_columns(*m, *n, a, *lda, b, *ldb);
+  real(m, n, alpha, a, lda, beta, b, ldb);
+}
+
 }  // namespace
 
 extern "C" {
+
+void dmmadd_(const int* m, const int* n, const double* alpha, const double* a, const int* lda, const double* beta,
+             double* b, const int* ldb) {
+  static const auto real = next<Mmadd<double>>("dmmadd_");
+  mmadd(real, m, n, alpha, a, lda, beta, b, ldb);
+}
+void smmadd_(const int* m, const int* n, const float* alpha, const float* a, const int* lda, const float* beta,
+             float* b, const int* ldb) {
+  static const auto real = next<Mmadd<float>>("smmadd_");
+  mmadd(real, m, n, alpha, a, lda, beta, b, ldb);
+}
 
 int pilaenv_(const int* /*context*/, const char* /*precision*/) {
   const int asked = requested();
