@@ -7,8 +7,11 @@
 # BUILD_DIR holds tilekit_scalapack_gemm (examples/scalapack); TILEKIT_BLASLIB is libtilekit_blas.so.
 # Settings (environment): N (default 2048), NB (64), REPS (timed calls a run, 3), ROUNDS (runs a
 # configuration, 3), RANKS ("1 2 4"), BACKEND (tilekit's, openmp), DTYPE (double), PANEL (the PBLAS
-# panel width, through BUILD_DIR/libtilekit_pblas_panel.so, for both BLAS; unset: the reference's 32),
-# OUT (JSON lines, default BUILD_DIR/scalapack-bench.jsonl).
+# panel width, a number or max, through BUILD_DIR/libtilekit_pblas_panel.so, for both BLAS; unset:
+# the reference's 32), OUT (JSON lines, default BUILD_DIR/scalapack-bench.jsonl), SHAPES (1, the
+# default: afterwards, BUILD_DIR/tilekit_pdgemm_shapes times the local products each rank count's
+# PDGEMM makes on the two BLAS in one process, alternating: the BLAS's share of the difference,
+# without MPI; 0: not).
 # The two BLAS alternate within each round, and each run records the 1-minute load average before
 # it: on a shared machine, compare medians and read them next to the load. One JSON line a run
 # (the example's, plus blas, round, load1); then a table of medians and tilekit's speed relative
@@ -54,7 +57,7 @@ run() {  # ranks blas round
   load=$(cut -d' ' -f1 /proc/loadavg)
   line=$(mpirun -np "$np" "${bind[@]}" "${env[@]}" "$prog" --n "$N" --nb "$NB" --reps "$REPS" --dtype "$DTYPE" \
            --verify sample | grep -m1 '^{')
-  line="${line%\}}, \"blas\": \"$which\", \"panel\": ${PANEL:-32}, \"round\": $round, \"load1\": $load}"
+  line="${line%\}}, \"blas\": \"$which\", \"panel\": \"${PANEL:-32}\", \"round\": $round, \"load1\": $load}"
   echo "$line" >>"$OUT"
   echo "$line"
 }
@@ -84,3 +87,41 @@ if bad:
     print(f"{len(bad)} run(s) failed verification", file=sys.stderr)
     sys.exit(1)
 EOF
+
+# The local products behind each rank count: rank 0's (the largest share) of the squarest grid the
+# example picks, one per panel (a 1x1 grid: one product, whatever the panel).
+if [ "${SHAPES:-1}" = 1 ]; then
+  shapes_prog=$build/tilekit_pdgemm_shapes
+  if [ ! -x "$shapes_prog" ]; then
+    echo "scalapack_bench: no $shapes_prog (target tilekit_pdgemm_shapes): the per-shape comparison is skipped" >&2
+  else
+    for np in $RANKS; do
+      shapes=$(python3 - "$N" "$NB" "$np" "${PANEL:-32}" <<'PY'
+import sys
+n, nb, ranks, panel = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+p = max(d for d in range(1, int(ranks**0.5) + 1) if ranks % d == 0)
+q = ranks // p
+def share(procs):  # rank 0's rows of n in blocks of nb dealt round-robin over procs
+    blocks = -(-n // nb)
+    return min(n, -(-blocks // procs) * nb)
+m_loc, n_loc = share(p), share(q)
+if p * q == 1:
+    print(f"{n}x{n}x{n}")
+    sys.exit()
+# libtilekit_pblas_panel's width: at most K, and below 2^31 bytes a workspace (docs/scalapack.md).
+cap = (2**31 - 1) // (8 * max(m_loc, n_loc, share(min(p, q))))
+kb = min(n, cap) if panel == "max" else min(int(panel), n, cap)
+out = [f"{m_loc}x{n_loc}x{kb}*{n // kb}"]
+if n % kb:
+    out.append(f"{m_loc}x{n_loc}x{n % kb}")
+print(" ".join(out))
+PY
+)
+      echo "
+$np rank(s): rank 0's local products (PBLAS panel ${PANEL:-32}), tilekit ($BACKEND) vs the system BLAS, one thread, load $(cut -d' ' -f1 /proc/loadavg):"
+      # shellcheck disable=SC2086
+      env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 TILEKIT_BLAS_BACKEND="$BACKEND" ${OPENBLAS_CORETYPE:+OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE} \
+        "$shapes_prog" "$tk" --peer "$system_blas" --dtype "$DTYPE" --reps "$((ROUNDS * 2 + 1))" $shapes | tee -a "$OUT.shapes" | grep -v '^{'
+    done
+  fi
+fi

@@ -7,9 +7,11 @@
 # with tilekit_blas in it; its backend from TILEKIT_BLAS_BACKEND, openmp when unset); empty or
 # absent, the ranks use the system BLAS. On 4 ranks (--oversubscribe: fewer cores are fine; 1 thread
 # a rank), it runs
-#   1. the example, BUILD_DIR/tilekit_scalapack_gemm: pdgemm_ and psgemm_ at small N, every
-#      entry checked, on 2x2 and 1x4 grids, and with PBLAS panels of 7 and 1000 columns
-#      (BUILD_DIR/libtilekit_pblas_panel.so preloaded after the BLAS);
+#   1. the example, BUILD_DIR/tilekit_scalapack_gemm: pdgemm_ and psgemm_ at small sizes (square
+#      and M != N != K), every entry checked, on 2x2 and 1x4 grids, and with PBLAS panels of 7,
+#      1000, max and 2^31 - 1 columns (BUILD_DIR/libtilekit_pblas_panel.so preloaded after the BLAS;
+#      the last must be lowered below ScaLAPACK's 32-bit workspace limit, with a message);
+#      SCALAPACK_LARGE=1 adds a run where that limit binds below K (2 ranks, about 10 GB);
 #   2. ScaLAPACK's own PBLAS testers (Debian's scalapack-mpi-test: dpb3tst, spb3tst) on
 #      tests/scalapack/P?BLAS3TST.dat (P?GEMM: every transpose pair, shapes of 1, primes, offsets,
 #      K = 0, on 2x2, 1x4 and 4x1 grids): every case PASSED, none FAILED or SKIPPED;
@@ -131,15 +133,36 @@ note=""
 example d2x2 dgemm --n 301 --nb 16 --grid 2x2 --reps 2
 example d1x4 dgemm --n 250 --nb 32 --grid 1x4 --transa T --reps 2
 example s2x2 sgemm --n 256 --nb 24 --grid 2x2 --dtype float --transa T --transb T --reps 2
-# PBLAS panel widths other than the reference's 32 (libtilekit_pblas_panel preloaded after the BLAS).
+example d2x2-mk dgemm --n 200 --m 301 --k 77 --nb 16 --grid 2x2 --transa T --reps 1
+# PBLAS panel widths other than the reference's 32 (libtilekit_pblas_panel preloaded after the BLAS):
+# narrow, wider than a block, as wide as K (max), and one far beyond what ScaLAPACK's 32-bit
+# workspace sizes allow (its P?GEMM would crash in dcopy): the library must lower it and say so.
 panel_lib=$build/libtilekit_pblas_panel.so
 if [ -f "$panel_lib" ]; then
-  for width in 7 1000; do
+  for width in 7 1000 max 2147483647; do
     ranks_env "${blas:+$blas:}$panel_lib"
     env+=(-x TILEKIT_PBLAS_PANEL=$width)
     note=" (PBLAS panel width $width)"
     example panel$width dgemm --n 301 --nb 16 --grid 2x2 --transb T --reps 1
   done
+  if ! grep -aq "tilekit-pblas-panel: panel width 2147483647 lowered to" "$logs/example-panel2147483647.log"; then
+    fail "panel width 2147483647: no 'lowered to' message from libtilekit_pblas_panel (log: $logs/example-panel2147483647.log)"
+  fi
+  # SCALAPACK_LARGE=1: the same limit where it binds below K (2 ranks, about 10 GB, minutes): on a
+  # 1x2 grid each rank holds all M = 2621440 rows of C, and this shape takes PDGEMM's
+  # C-stationary algorithm, whose panel of A (M x width) would need 2621440 x 128 x 8 bytes > 2^31
+  # at the width K = 128 (ScaLAPACK alone crashes in dcopy): the library must lower it to 102.
+  if [ "${SCALAPACK_LARGE:-0}" = 1 ]; then
+    ranks_env "${blas:+$blas:}$panel_lib"
+    env+=(-x TILEKIT_PBLAS_PANEL=128)
+    note=" (PBLAS panel width 128, 2 ranks)"
+    saved_ranks=$ranks
+    ranks=2
+    example panel-large dgemm --m 2621440 --k 128 --n 96 --nb 64 --grid 1x2 --reps 1 --verify sample
+    ranks=$saved_ranks
+    grep -aq "panel width 128 lowered to 102 " "$logs/example-panel-large.log" ||
+      fail "panel width 128 at M = 2621440 on 1x2: no 'lowered to 102' message (log: $logs/example-panel-large.log)"
+  fi
   ranks_env "$blas"
   note=""
 else

@@ -147,8 +147,10 @@ std::vector<Tuning> make_table() {
   t.back().pattern = "a library file name or path";
   // ---- ScaLAPACK on tilekit (docs/scalapack.md): read by libtilekit_pblas_panel.so, preloaded
   // after libtilekit_blas, which answers PBLAS's PILAENV with it
-  t.push_back(integer("pblas.panel", "blas", 1, (std::int64_t(1) << 31) - 1, 32,
-                      "the PBLAS panel width (PILAENV) libtilekit_pblas_panel.so gives ScaLAPACK: wider panels, fewer and larger GEMM calls"));
+  t.push_back(choice("pblas.panel", "blas", {"max"}, "max",
+                     "the PBLAS panel width (PILAENV) libtilekit_pblas_panel.so gives ScaLAPACK's P?GEMM: wider panels, "
+                     "fewer and larger GEMM calls (max: as wide as K; either way capped below ScaLAPACK's 32-bit workspace sizes)"));
+  t.back().pattern = "a whole number >= 1";
   std::sort(t.begin(), t.end(), [](const Tuning& a, const Tuning& b) { return a.name < b.name; });
   return t;
 }
@@ -172,6 +174,11 @@ bool accepts_pattern(const Tuning& t, const std::string& v) {
     if (rest.find_first_not_of("0123456789") != std::string::npos || rest.size() > 3) return false;
     const int n = std::atoi(rest.c_str());
     return n > 0 && n % 8 == 0;
+  }
+  if (t.name == "pblas.panel") {
+    if (v.empty() || v.size() > 10 || v.find_first_not_of("0123456789") != std::string::npos) return false;
+    const long long n = std::stoll(v);
+    return n >= 1 && n <= (1ll << 31) - 1;
   }
   return false;
 }

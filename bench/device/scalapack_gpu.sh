@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
 # PDGEMM on GPUs: ScaLAPACK over MPI, one rank per GPU, every rank's BLAS tilekit's on the cuda
-# backend (docs/scalapack.md). Two steps:
+# backend (docs/scalapack.md): weak scaling from 1 to 2 GPUs, the fraction of the single-GPU
+# device-memory DGEMM reached, and the host staging and MPI costs apart. Two steps:
 #
-# 1. HERE (Debian), with this branch's example built (BUILD_DIR/tilekit_scalapack_gemm and
-#    BUILD_DIR/libtilekit_pblas_panel.so; any tilekit build with the MPI example in it):
+# 1. HERE (Debian), with the example built (BUILD_DIR/tilekit_scalapack_gemm and
+#    BUILD_DIR/libtilekit_pblas_panel.so: a tilekit build with MPI and ScaLAPACK found, or the
+#    example alone, cmake -S examples/scalapack -B build-scalapack):
 #      bash bench/device/pack.sh                          # empties .device/, carries the build deps
 #      bash bench/device/scalapack_gpu.sh pack BUILD_DIR  # then adds .device/scalapack/
 #    .device/ is git-ignored; it travels to the device as a carried path. What this step adds
 #    (Debian 12 builds, because the device has no ScaLAPACK and no package registry):
 #      .device/scalapack/tilekit_scalapack_gemm     the example (needs libscalapack, libmpi.so.40)
-#      .device/scalapack/libtilekit_pblas_panel.so  the PBLAS panel width from TILEKIT_PBLAS_PANEL
+#      .device/scalapack/libtilekit_pblas_panel.so  the PBLAS panel width (TILEKIT_PBLAS_PANEL)
 #      .device/scalapack/lib/libscalapack-openmpi.so.2.2   Debian's ScaLAPACK 2.2.1 for OpenMPI; it
-#          needs liblapack.so.3, libblas.so.3 (made here as links to pack.sh's libopenblas.so.0),
+#          needs liblapack.so.3, libblas.so.3 (made there as links to pack.sh's libopenblas.so.0),
 #          libgfortran.so.5 (pack.sh carries it) and libmpi.so.40 (the device's OpenMPI, or below)
 #      .device/scalapack/testers/{dpb3tst,spb3tst}  ScaLAPACK's PBLAS testers (scalapack-mpi-test)
 #      .device/scalapack/openmpi-debian.tar.xz      Debian's OpenMPI 4.1.4 runtime (orterun, orted,
@@ -20,26 +22,39 @@
 #          the example with Debian's ScaLAPACK
 #      .device/scalapack/CARRIED.txt                the list, with Debian package versions
 #
-# 2. ON THE DEVICE (nvidia-h100-x2 or nvidia-h200-x2), from the repository root, carry [".device"]:
+# 2. ON THE DEVICE (nvidia-h100-x2 / nvidia-h200-x2; on one GPU it still runs, 2 ranks sharing
+#    it, and says so), from the repository root, with ".device" carried and tilekit built with the
+#    cuda backend in build-device/ (bash bench/device/build.sh; the run builds it first if missing):
 #      bash bench/device/scalapack_gpu.sh run [STAGES]
-#    stages (default: all, in this order; over 10 minutes in all on a fresh machine, so split them
-#    over calls of the device tool, e.g. "build" then "tester gemm pdgemm"; the build stays on the
-#    warm machine, and a fresh machine builds first):
-#      build   bench/device/build.sh: tilekit with the cuda backend, libtilekit_blas among it
+#    stages (default "gemm pdgemm": about 3 minutes on a warm machine with build-device/ built):
+#      build   bench/device/build.sh
+#      gemm    tilekit's DGEMM from device memory (tilekit run gemm --backend cuda --variant
+#              optimized --dtype double) at N1^3 and at each 2-GPU rank's local product, cuBLAS
+#              beside it at N1^3; and tilekit_blas_bench: dgemm_ on host memory through the BLAS
+#              against tilekit's gemm on device memory, N1^3, in one process
+#      pdgemm  PDGEMM, one rank a GPU (CUDA_VISIBLE_DEVICES from OMPI_COMM_WORLD_LOCAL_RANK, and
+#              TILEKIT_BLAS_DEVICES=0 where the build has that setting, so a rank's BLAS uses its
+#              own GPU alone), NB = 256, PBLAS panels "max" (libtilekit_pblas_panel: as wide as K
+#              within ScaLAPACK's 32-bit workspace limit): 1 GPU at N1 = 16384; 2 GPUs at
+#              N2 = 16384 * 2^(1/3) rounded to NB (20736: 2.03 x the work) on a 1x2 and a 2x1
+#              grid; and 2 GPUs at N1 / 2 with ScaLAPACK's own 32-wide panels, every call on the
+#              GPU, which shows what per-call staging costs
 #      tester  scripts/scalapack.sh on 4 ranks (2 a GPU) with TILEKIT_BLAS_BACKEND=cuda and every
 #              call on the GPU (TILEKIT_BLAS_GPU_MIN=0): the example and both PBLAS testers
-#      gemm    tilekit's own DGEMM from device memory (tilekit run gemm --backend cuda --variant
-#              optimized --dtype double) at 16384 and at the 2-GPU runs' local shapes, cuBLAS beside
-#      pdgemm  PDGEMM, one rank a GPU (CUDA_VISIBLE_DEVICES from OMPI_COMM_WORLD_LOCAL_RANK):
-#              1 GPU at N = 16384; 2 GPUs at N = 20643 (2^(1/3) x 16384: twice the work) and at
-#              N = 23170 (sqrt(2) x 16384: twice the memory, 2.83 x the work), with the PBLAS panel
-#              as wide as N (one BLAS call a rank); and at N = 8192 with ScaLAPACK's default panel
-#              (32), which shows what per-call staging costs. Weak-scaling efficiency from rates:
-#              (GFLOP/s on 2 GPUs / 2) / (GFLOP/s on 1 GPU).
-#    Writes into $OUT (or ./scalapack-gpu-out): logs, scalapack-gpu.jsonl, summary.txt.
+#              (about 2 more minutes)
+#    Every PDGEMM is verified (64 sampled rows and columns of C, exact reference). Weak-scaling
+#    efficiency = t(1 GPU, N1) / t(2 GPUs, N2) x W2 / (2 W1), W = N^3 (the rounding of N2 makes
+#    the work 2.03x, not 2x; the plain time ratio is printed too). Each rank's BLAS time is the sum
+#    of its per-call times (TILEKIT_BLAS_VERBOSE=2); host staging = BLAS time - the same product's
+#    time from device memory; MPI and ScaLAPACK's packing = PDGEMM time - BLAS time.
+#    Output: RESULT {json} lines on stdout (also written, without the prefix, to $BENCH_ROWS when
+#    set, for bench/run.py's rows = "file"), and in $OUT (or ./scalapack-gpu-out): logs,
+#    results.jsonl, summary.txt. Exit status: 0 when every run ran and verified, 1 otherwise
+#    (the targets, weak scaling >= 0.90, are reported, not enforced).
 #    B=<dir> uses a tilekit build elsewhere instead of build-device/ (leave out "build");
-#    BACKEND (default cuda: hip on AMD), N1 (the 1-GPU order, default 16384; the others follow from
-#    it) and NGPU (default: nvidia-smi's count) change what runs, e.g. for a dry run on a CPU.
+#    BACKEND (default cuda), N1 (default 16384; N2 follows), NB (default 256), NGPU (default:
+#    nvidia-smi's count) and THREADS (host threads a rank, default cores / ranks) change what runs,
+#    e.g. for a dry run on a CPU: NGPU=2 BACKEND=openmp N1=2048 B=build ... run pdgemm
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 sp=$root/.device/scalapack
@@ -106,7 +121,7 @@ shift
 out=${OUT:-scalapack-gpu-out}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
-stages=${*:-build tester gemm pdgemm}
+stages=${*:-gemm pdgemm}
 has() { [[ " $stages " == *" $1 "* ]]; }
 B=${B:-$root/build-device}
 if ! has build && [ ! -f "$B/libtilekit_blas.so" ] && [ "$B" = "$root/build-device" ]; then stages="build $stages"; fi
@@ -115,6 +130,19 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_mca_base_component_show_load_errors=0
 # No NVLink multicast anywhere on these machines (nothing here uses NCCL; kept for any child).
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+failures=0
+fail() {
+  echo "FAIL: $*"
+  failures=$((failures + 1))
+}
+rows=$out/results.jsonl
+: >"$rows"
+emit() {  # a JSON object: a RESULT line, results.jsonl, and $BENCH_ROWS for bench/run.py
+  echo "RESULT $1"
+  echo "$1" >>"$rows"
+  [ -n "${BENCH_ROWS:-}" ] && echo "$1" >>"$BENCH_ROWS"
+  return 0
+}
 
 # Libraries: Debian's ScaLAPACK, with OpenBLAS (pack.sh's) as the libblas.so.3/liblapack.so.3 it
 # names, and the Fortran runtime.
@@ -124,24 +152,38 @@ fi
 ln -sf "$deps/libopenblas.so.0" "$sp/lib/libblas.so.3"
 ln -sf "$deps/libopenblas.so.0" "$sp/lib/liblapack.so.3"
 export LD_LIBRARY_PATH=$sp/lib:$deps:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-echo "git commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || cat "$root/.device/commit" 2>/dev/null)" | tee "$out/commit.txt"
+commit=$(git -C "$root" rev-parse HEAD 2>/dev/null || cat "$root/.device/commit" 2>/dev/null)
+echo "git commit: $commit" | tee "$out/commit.txt"
 nvidia-smi --query-gpu=index,name,memory.total,clocks.max.sm --format=csv,noheader 2>/dev/null | tee "$out/gpus.txt"
-ngpu=${NGPU:-$(grep -c . "$out/gpus.txt")}
 backend=${BACKEND:-cuda}
+ngpu=${NGPU:-$(grep -c . "$out/gpus.txt")}
+if [ "$ngpu" -lt 1 ]; then
+  case $backend in cuda | hip) echo "no GPU here (nvidia-smi lists none): NGPU=... for a dry run on a CPU backend"; exit 1 ;; esac
+  ngpu=1
+fi
+gpu_name=$(head -n 1 "$out/gpus.txt" | cut -d, -f2 | sed 's/^ *//')
+gpu_name=${gpu_name:-$backend on $(nproc) cores}
+nb=${NB:-256}
 n1=${N1:-16384}
-n_work=$(python3 -c "print(round($n1 * 2 ** (1 / 3)))")   # twice the work of n1 (16384: 20643)
-n_mem=$(python3 -c "print(round($n1 * 2 ** 0.5))")        # twice the memory (16384: 23170)
+n2=$(python3 -c "print(round($n1 * 2 ** (1 / 3) / $nb) * $nb)")   # twice the work, whole blocks (16384: 20736)
+threads=${THREADS:-$(($(nproc) / 2))}   # host threads a rank, as when 2 ranks share the host
+[ "$threads" -ge 1 ] || threads=1
 nvidia-smi topo -m >"$out/topo.txt" 2>&1
+echo "N1 = $n1, N2 = $n2, NB = $nb, $ngpu GPU(s), $threads host threads a rank, backend $backend" | tee "$out/setup.txt"
 
 if has build; then
   start=$(date +%s)
-  bash "$root/bench/device/build.sh" >"$out/build.log" 2>&1 || { echo "build failed"; grep -E "error|FAILED" "$out/build.log" | head -30; }
+  bash "$root/bench/device/build.sh" >"$out/build.log" 2>&1 || { echo "build failed"; grep -E "error|FAILED" "$out/build.log" | head -30; exit 1; }
   echo "build: $(($(date +%s) - start)) s"
 fi
 blas=$B/libtilekit_blas.so
-[ -f "$blas" ] || { echo "no $blas: build first (the blas branch must be in this tree)"; exit 1; }
+[ -f "$blas" ] || { echo "no $blas: build first (bash bench/device/build.sh)"; exit 1; }
 prog=$sp/tilekit_scalapack_gemm
 panel=$sp/libtilekit_pblas_panel.so
+# A rank's BLAS on its own GPU alone: CUDA_VISIBLE_DEVICES shows it one, and where libtilekit_blas
+# can spread a call over several GPUs (blas.devices), it is told to use that one.
+devices_env=()
+"$B/tilekit" tunings 2>/dev/null | grep -q 'blas\.devices' && devices_env=(-x TILEKIT_BLAS_DEVICES=0)
 
 # MPI: the device's own mpirun if it runs Debian's ScaLAPACK, else Debian's OpenMPI, carried.
 smoke() {  # 2 ranks, messages past the shared-memory transport's eager size
@@ -171,47 +213,85 @@ else
     echo "neither MPI runs the example:"; cat "$out/mpi-smoke.log"; exit 1
   fi
 fi
-echo "MPI: $mpi${OMPI_MCA_btl_vader_single_copy_mechanism:+ (no single copies between ranks)}" | tee "$out/mpi.txt"
+single_copy=yes
+[ -n "${OMPI_MCA_btl_vader_single_copy_mechanism:-}" ] && single_copy=no
+echo "MPI: $mpi (single copies between ranks: $single_copy)" | tee "$out/mpi.txt"
+
+# The local products of the 2-GPU runs: rank 0's share of C (the larger, when the blocks do not
+# split evenly) times K.
+read -r loc_big loc_small <<<"$(python3 -c "
+b = -(-$n2 // $nb); print(-(-b // 2) * $nb, min($n2, b // 2 * $nb))")"
 
 if has tester; then
   # 4 ranks on this machine's GPUs (2 a GPU on a 2-GPU machine: proves the path, not a timing).
   TILEKIT_BLAS_BACKEND=$backend TILEKIT_BLAS_GPU_MIN=0 SCALAPACK_TESTERS=$sp/testers \
     bash "$root/scripts/scalapack.sh" "$sp" "$blas" >"$out/tester.log" 2>&1
-  echo "tester ($backend, every call on the GPU): exit $?"
+  rc=$?
+  echo "tester ($backend, every call on the GPU): exit $rc"
   grep -E "ok |FAIL|all checks|check\(s\)" "$out/tester.log"
   cp -r "$sp/scalapack-logs" "$out/tester-logs" 2>/dev/null
+  [ $rc -eq 0 ] || fail "scripts/scalapack.sh on $backend: exit $rc (log: $out/tester.log)"
 fi
 
 if has gemm; then
-  for shape in "--size $n1" "--m $n_work --n $((n_work / 2)) --k $n_work" "--m $n_mem --n $((n_mem / 2)) --k $n_mem"; do
-    for how in "--variant optimized" "--peer"; do
-      # shellcheck disable=SC2086
-      line=$("$B/tilekit" run gemm --backend "$backend" $how --dtype double $shape --reps 5 --json 2>>"$out/gemm.log")
+  # tilekit's DGEMM on device memory: N1^3, and the local products of the 2-GPU grids.
+  for spec in "1gpu $n1 $n1 $n1 optimized" "1gpu-peer $n1 $n1 $n1 peer" "local-1x2 $n2 $loc_big $n2 optimized" \
+              "local-2x1 $loc_big $n2 $n2 optimized"; do
+    read -r tag m n k how <<<"$spec"
+    how_args=(--variant optimized)
+    [ "$how" = peer ] && how_args=(--peer)
+    line=$(timeout 240 "$B/tilekit" run gemm --backend "$backend" "${how_args[@]}" --dtype double --m "$m" --n "$n" --k "$k" \
+      --reps 5 --json 2>>"$out/gemm.log")
+    if python3 -c 'import json,sys; r=json.loads(sys.argv[1]); assert r["verified"] is not False' "$line" 2>/dev/null; then
+      emit "$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); r["tag"]="device-memory-"+sys.argv[2]; print(json.dumps(r))' "$line" "$tag")"
       echo "$line" >>"$out/gemm.jsonl"
-      python3 - "$line" <<'EOF' || echo "gemm $shape $how: no result ($line)"
+    else
+      fail "device-memory dgemm $m x $n x $k ($how): ${line:-no result} (log: $out/gemm.log)"
+      tail -n 5 "$out/gemm.log"
+    fi
+  done
+  # dgemm_ from host memory through the BLAS against tilekit's gemm from device memory, one process.
+  if [ -x "$B/tilekit_blas_bench" ]; then
+    timeout 240 "$B/tilekit_blas_bench" --backend "$backend" --dtype double --size "$n1" --reps 3 >"$out/blas-bench.log" 2>&1
+    sed 's/^RESULT /  tilekit_blas_bench: /' "$out/blas-bench.log"
+    r=$(grep -m1 '^RESULT blas_vs_tilekit' "$out/blas-bench.log")
+    if [ -n "$r" ]; then
+      emit "$(python3 - "$r" "$gpu_name" <<'PY'
 import json, sys
-r = json.loads(sys.argv[1])
-who = "the peer (cuBLAS)" if r["peer"] else "tilekit " + r["variant"]
-print(f"device-memory dgemm {r['m']}x{r['n']}x{r['k']} {who}: {r['gflops'] / 1e3:.2f} TFLOP/s, verified {r['verified']}")
-EOF
-    done
-  done | tee "$out/gemm.txt"
+kv = dict(x.split("=", 1) for x in sys.argv[1].split()[2:])
+n = int(kv["n"]); blas = float(kv["blas_heap_s"]); dev = float(kv["tilekit_s"])
+print(json.dumps({"op": "dgemm_host_vs_device", "backend": kv["backend"], "dtype": "double", "m": n, "n": n, "k": n,
+                  "device": sys.argv[2], "blas_host_seconds": blas, "device_seconds": dev, "staging_seconds": blas - dev,
+                  "fraction": dev / blas, "gflops": 2 * n**3 / blas / 1e9,
+                  "what": "dgemm_ on heap memory through libtilekit_blas vs tilekit::gemm on device memory, one process"}))
+PY
+)"
+    else
+      fail "tilekit_blas_bench printed no result (log: $out/blas-bench.log)"
+    fi
+  fi
 fi
 
 if has pdgemm; then
-  # One rank a GPU: the rank's local rank picks its GPU.
-  pdgemm() {  # tag ranks grid n panel reps
-    local tag=$1 np=$2 grid=$3 n=$4 width=$5 reps=$6 pre=$blas
-    local env=(-x "TILEKIT_BLAS_BACKEND=$backend" -x TILEKIT_BLAS_VERBOSE=2 -x "OMP_NUM_THREADS=${OMP_THREADS:-8}")
-    if [ "$width" != default ]; then pre=$blas:$panel; env+=(-x "TILEKIT_PBLAS_PANEL=$width"); fi
-    timeout 540 mpirun -np "$np" --oversubscribe --bind-to none --tag-output "${env[@]}" -x "LD_PRELOAD=$pre" \
-      bash -c 'export CUDA_VISIBLE_DEVICES=$OMPI_COMM_WORLD_LOCAL_RANK; exec "$0" "$@"' \
-      "$prog" --n "$n" --nb 256 --grid "$grid" --reps "$reps" --verify sample >"$out/pdgemm-$tag.log" 2>&1
-    echo "pdgemm $tag: exit $?"
-    python3 - "$out/pdgemm-$tag.log" "$tag" "$width" "$reps" >>"$out/scalapack-gpu.jsonl" <<'EOF'
+  pdgemm() {  # tag ranks grid n panel reps [VAR=value for the ranks...]
+    local tag=$1 np=$2 grid=$3 n=$4 width=$5 reps=$6 log=$out/pdgemm-$1.log
+    shift 6
+    local env=(-x "TILEKIT_BLAS_BACKEND=$backend" -x TILEKIT_BLAS_VERBOSE=2 -x "OMP_NUM_THREADS=$threads"
+               -x "OPENBLAS_NUM_THREADS=$threads" -x "LD_PRELOAD=$blas:$panel" -x "TILEKIT_PBLAS_PANEL=$width"
+               -x "TK_NGPU=$ngpu" "${devices_env[@]}")
+    local e
+    for e in "$@"; do env+=(-x "$e"); done
+    local start=$SECONDS
+    timeout 300 mpirun -np "$np" --oversubscribe --bind-to none --tag-output "${env[@]}" \
+      bash -c 'export CUDA_VISIBLE_DEVICES=$((OMPI_COMM_WORLD_LOCAL_RANK % TK_NGPU)); exec "$0" "$@"' \
+      "$prog" --n "$n" --nb "$nb" --grid "$grid" --reps "$reps" --verify sample >"$log" 2>&1
+    local rc=$?
+    local row
+    row=$(python3 - "$log" "$tag" "$width" "$reps" "$np" "$ngpu" "$backend" "$gpu_name" "$rc" "$single_copy" <<'PY'
 import json, re, sys, statistics
-log, tag, width, reps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-run, calls = None, {}
+log, tag, width, reps, np_, ngpu, backend, gpu, rc, single = sys.argv[1:11]
+reps, np_, ngpu = int(reps), int(np_), int(ngpu)
+run, calls, where, ks = None, {}, {}, []
 for line in open(log, errors="replace"):
     m = re.match(r"\[\d+,(\d+)\]<(stdout|stderr)>:(.*)", line.rstrip("\n"))
     if not m:
@@ -219,62 +299,125 @@ for line in open(log, errors="replace"):
     rank, text = int(m.group(1)), m.group(3)
     if text.startswith("{"):
         run = json.loads(text)
-    c = re.match(r"tilekit-blas: [sd]gemm_ .* on (\w+): ([0-9.]+) ms", text)
+    c = re.match(r"tilekit-blas: [sd]gemm_? .*?k=(\d+).* on ([\w-]+): ([0-9.]+) ms", text)
     if c:
-        calls.setdefault(rank, []).append(float(c.group(2)) / 1e3)
+        calls.setdefault(rank, []).append(float(c.group(3)) / 1e3)
+        where[c.group(2)] = where.get(c.group(2), 0) + 1
+        ks.append(int(c.group(1)))
 if run is None:
-    print(json.dumps({"tag": tag, "error": "no result"}))
+    print(json.dumps({"op": "pdgemm", "tag": tag, "error": f"no result (exit {rc})"}))
     sys.exit()
-# Each rank's BLAS seconds a PDGEMM: its calls split evenly over the untimed call and the timed ones;
-# the timed ones' median.
+# A rank makes the same calls in every PDGEMM: its calls split evenly over the untimed one and
+# the timed ones; the BLAS seconds of a PDGEMM are the median over the timed ones' sums.
 blas = {}
 for rank, cs in calls.items():
-    per = len(cs) // (reps + 1) or 1
+    per = max(1, len(cs) // (reps + 1))
     sums = [sum(cs[i * per:(i + 1) * per]) for i in range(1, reps + 1)] or [sum(cs)]
     blas[rank] = statistics.median(sums)
-run.update(tag=tag, panel=width, blas_calls_per_rank=max((len(c) for c in calls.values()), default=0) // (reps + 1),
-           blas_seconds_max=max(blas.values(), default=None), blas_seconds_min=min(blas.values(), default=None))
-print(json.dumps(run))
-EOF
-    tail -n 1 "$out/scalapack-gpu.jsonl"
+gpus_used = min(np_, ngpu)
+bmax = max(blas.values(), default=None)
+row = {"op": "pdgemm", "tag": tag, "backend": backend, "dtype": run["dtype"], "m": run["m"], "n": run["n"],
+       "k": run["k"], "nb": run["nb"], "grid": f"{run['p']}x{run['q']}", "ranks": run["ranks"], "gpus": gpus_used,
+       "ranks_per_gpu": np_ // gpus_used, "device": gpu, "panel": width, "panel_used": max(ks, default=None),
+       "reps": run["reps"], "seconds": run["seconds"], "min_seconds": run["seconds_min"], "gflops": run["gflops"],
+       "verified": run["verified"], "rel_error": run["rel_error"], "check": run["check"],
+       "blas_calls_per_rank": max((len(c) for c in calls.values()), default=0) // (reps + 1),
+       "blas_calls_on": where, "blas_seconds": bmax, "blas_seconds_min": min(blas.values(), default=None),
+       "mpi_pack_seconds": None if bmax is None else run["seconds"] - bmax, "mpi_single_copy": single == "yes"}
+if np_ > ngpu:
+    row["note"] = f"{np_} ranks on {ngpu} GPU(s): {np_ // ngpu} ranks share a GPU; proves the path, not a scaling figure"
+print(json.dumps(row))
+PY
+)
+    emit "$row"
+    echo "  pdgemm $tag: exit $rc, $((SECONDS - start)) s wall (log: $log)"
+    if [ $rc -ne 0 ] || ! grep -q '"verified": true' <<<"$row"; then
+      fail "pdgemm $tag: exit $rc, $(grep -aE 'scalapack_gemm:|tilekit-blas: [^dsn0-9]|tilekit-pblas|Segmentation|signal|MPI_ABORT' "$log" | head -n 3 | tr '\n' ' ')"
+    fi
   }
-  pdgemm 1gpu 1 1x1 "$n1" default 3
+  pdgemm 1gpu 1 1x1 "$n1" max 3
   if [ "$ngpu" -ge 2 ]; then
-    pdgemm 2gpu-work-1x2 2 1x2 "$n_work" "$n_work" 3
-    pdgemm 2gpu-work-2x1 2 2x1 "$n_work" "$n_work" 3
-    pdgemm 2gpu-memory-1x2 2 1x2 "$n_mem" "$n_mem" 3
-    pdgemm 2gpu-half-panel32 2 1x2 $((n1 / 2)) default 1
+    echo "2 GPUs: one rank each"
   else
-    echo "fewer than 2 GPUs here: 2 ranks on one prove the path (not a scaling figure)"
-    pdgemm 2rank-1gpu 2 1x2 "$n1" "$n1" 1
+    echo "one GPU here: the 2-rank runs put 2 ranks on it (proves the path; not a scaling figure)"
   fi
-  python3 - "$out/scalapack-gpu.jsonl" "$out/gemm.jsonl" "$n1" <<'EOF' | tee "$out/summary.txt"
-import json, os, sys
-runs = {r["tag"]: r for r in map(json.loads, open(sys.argv[1])) if "tag" in r and "error" not in r}
-dev = {}
-if os.path.exists(sys.argv[2]):
-    for line in open(sys.argv[2]):
-        try:
-            r = json.loads(line)
-        except ValueError:
-            continue
-        dev[(r["m"], r["n"], r["k"], r["peer"])] = r["gflops"]
-n1 = int(sys.argv[3])
-one = runs.get("1gpu")
-d1 = dev.get((n1, n1, n1, False))
-print(f"{'run':<22} {'N':>6} {'grid':>5} {'s':>8} {'TFLOP/s':>8} {'BLAS s':>8} {'MPI+pack s':>10} {'verified':>8}")
-for tag, r in runs.items():
-    b = r.get("blas_seconds_max") or 0
-    print(f"{tag:<22} {r['n']:>6} {r['p']}x{r['q']:<3} {r['seconds']:>8.3f} {r['gflops']/1e3:>8.2f} {b:>8.3f} "
-          f"{r['seconds'] - b:>10.3f} {str(r['verified']):>8}")
-if one and d1:
-    dev_s = 2 * n1**3 / (d1 * 1e9)
-    print(f"1 GPU: PDGEMM reaches {one['gflops'] / d1:.2f} of tilekit's device-memory DGEMM at {n1} "
-          f"({d1/1e3:.2f} TFLOP/s); host staging {one['blas_seconds_max'] - dev_s:.3f} s of {one['seconds']:.3f} s")
-for tag in ("2gpu-work-1x2", "2gpu-work-2x1", "2gpu-memory-1x2"):
-    if one and tag in runs:
-        r = runs[tag]
-        print(f"weak scaling {tag}: {r['gflops'] / 2 / one['gflops']:.3f} (rate per GPU vs 1 GPU); "
-              f"time ratio {one['seconds'] / r['seconds']:.3f} at {r['n']**3 / n1**3:.2f}x the work")
-EOF
+  pdgemm 2gpu-1x2 2 1x2 "$n2" max 3
+  pdgemm 2gpu-2x1 2 2x1 "$n2" max 3
+  # ScaLAPACK's own panels (32 wide), every call on the GPU: per-call staging.
+  pdgemm 2gpu-panel32 2 1x2 $((n1 / 2)) 32 1 TILEKIT_BLAS_GPU_MIN=0
 fi
+
+# The figures: weak scaling, the fraction of the device-memory DGEMM, staging and MPI apart.
+python3 - "$rows" "$n1" "$n2" "$ngpu" "$gpu_name" >"$out/derived.jsonl" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+n1, n2, ngpu, gpu = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+pd = {r["tag"]: r for r in rows if r.get("op") == "pdgemm" and "error" not in r}
+dev = {r["tag"]: r for r in rows if r.get("op") == "gemm"}
+one = pd.get("1gpu")
+d1 = dev.get("device-memory-1gpu")
+out = []
+if one and d1:
+    dev_s = 2 * n1**3 / (d1["gflops"] * 1e9)
+    out.append({"op": "pdgemm_vs_device_dgemm", "tag": "1gpu", "device": gpu, "dtype": "double", "m": n1, "n": n1, "k": n1,
+                "pdgemm_gflops": one["gflops"], "device_gflops": d1["gflops"], "fraction": one["gflops"] / d1["gflops"],
+                "pdgemm_seconds": one["seconds"], "blas_seconds": one["blas_seconds"], "device_seconds": dev_s,
+                "staging_seconds": None if one["blas_seconds"] is None else one["blas_seconds"] - dev_s,
+                "mpi_pack_seconds": one["mpi_pack_seconds"]})
+for grid, local in (("1x2", "local-1x2"), ("2x1", "local-2x1")):
+    r = pd.get("2gpu-" + grid)
+    if not (one and r):
+        continue
+    w = (n2 / n1) ** 3 / 2  # the 2-GPU work per GPU over the 1-GPU work
+    row = {"op": "pdgemm_weak_scaling", "tag": "2gpu-" + grid, "device": gpu, "dtype": "double", "grid": grid,
+           "n1": n1, "n2": n2, "gpus": r["gpus"], "ranks_per_gpu": r["ranks_per_gpu"],
+           "seconds_1gpu": one["seconds"], "seconds_2gpu": r["seconds"], "time_ratio": one["seconds"] / r["seconds"],
+           "work_ratio": 2 * w, "efficiency": one["seconds"] / r["seconds"] * w, "target": 0.9}
+    row["meets_target"] = row["efficiency"] >= 0.9 and r["gpus"] == 2
+    dl = dev.get("device-memory-" + local)
+    if dl:
+        dev_s = 2 * dl["m"] * dl["n"] * dl["k"] / (dl["gflops"] * 1e9)
+        row.update(local_device_seconds=dev_s, blas_seconds=r["blas_seconds"],
+                   staging_seconds=None if r["blas_seconds"] is None else r["blas_seconds"] - dev_s,
+                   mpi_pack_seconds=r["mpi_pack_seconds"])
+    if "note" in r:
+        row["note"] = r["note"]
+    out.append(row)
+for o in out:
+    print(json.dumps(o))
+PY
+while read -r line; do emit "$line"; done <"$out/derived.jsonl"
+
+python3 - "$rows" <<'PY' | tee "$out/summary.txt"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+f = lambda v, d=3: "-" if v is None else f"{v:.{d}f}"
+print(f"{'run':<16} {'N':>6} {'grid':>5} {'GPUs':>4} {'panel':>6} {'calls':>5} {'s':>7} {'TFLOP/s':>7} {'BLAS s':>7} {'MPI+pack s':>10} verified")
+for r in rows:
+    if r.get("op") == "pdgemm" and "error" not in r:
+        print(f"{r['tag']:<16} {r['n']:>6} {r['grid']:>5} {r['gpus']:>4} {str(r['panel_used']):>6} {r['blas_calls_per_rank']:>5} "
+              f"{r['seconds']:>7.3f} {r['gflops'] / 1e3:>7.2f} {f(r['blas_seconds']):>7} {f(r['mpi_pack_seconds']):>10} {r['verified']}")
+    elif r.get("op") == "pdgemm":
+        print(f"{r['tag']:<16} {r['error']}")
+for r in rows:
+    if r.get("op") == "gemm":
+        who = "cuBLAS" if r.get("peer") else "tilekit " + str(r.get("variant"))
+        print(f"device-memory dgemm {r['m']}x{r['n']}x{r['k']} {who}: {r['gflops'] / 1e3:.2f} TFLOP/s")
+    elif r.get("op") == "dgemm_host_vs_device":
+        print(f"dgemm_ {r['m']}^3 from host memory through the BLAS: {r['blas_host_seconds']:.3f} s vs {r['device_seconds']:.3f} s "
+              f"from device memory: {r['fraction']:.2f} of it (staging {r['staging_seconds']:.3f} s)")
+    elif r.get("op") == "pdgemm_vs_device_dgemm":
+        print(f"1 GPU: PDGEMM reaches {r['fraction']:.3f} of the device-memory DGEMM at {r['m']} ({r['device_gflops'] / 1e3:.2f} TFLOP/s); "
+              f"BLAS {f(r['blas_seconds'])} s = device {r['device_seconds']:.3f} s + staging {f(r['staging_seconds'])} s; "
+              f"MPI + packing {f(r['mpi_pack_seconds'])} s")
+    elif r.get("op") == "pdgemm_weak_scaling":
+        print(f"weak scaling {r['grid']} ({r['gpus']} GPU(s), {r['ranks_per_gpu']} rank(s) a GPU): efficiency {r['efficiency']:.3f} "
+              f"(time ratio {r['time_ratio']:.3f} at {r['work_ratio']:.3f}x the work; target 0.90: "
+              f"{'met' if r['meets_target'] else 'not met'}); staging {f(r.get('staging_seconds'))} s, "
+              f"MPI + packing {f(r.get('mpi_pack_seconds'))} s of {r['seconds_2gpu']:.3f} s" + (f"; {r['note']}" if "note" in r else ""))
+PY
+if [ $failures -ne 0 ]; then
+  echo "scalapack_gpu.sh: $failures failure(s) (output: $out)"
+  exit 1
+fi
+echo "scalapack_gpu.sh: every run verified (output: $out)"

@@ -1,13 +1,14 @@
-// PDGEMM / PSGEMM on a P x Q BLACS grid: C = alpha op(A) op(B) + beta C with N x N matrices
-// distributed block-cyclically (NB x NB blocks), verified against exact values and timed.
+// PDGEMM / PSGEMM on a P x Q BLACS grid: C = alpha op(A) op(B) + beta C, C M x N, op(A) M x K and
+// op(B) K x N (all N x N unless --m or --k say otherwise), distributed block-cyclically (NB x NB
+// blocks), verified against exact values and timed.
 //
 // The program knows nothing of tilekit: ScaLAPACK calls the BLAS for each rank's local products,
 // and whatever library provides dgemm_/sgemm_ does that work. With tilekit's BLAS preloaded,
 //   mpirun -np 4 -x LD_PRELOAD=.../libtilekit_blas.so.0 -x TILEKIT_BLAS_BACKEND=openmp scalapack_gemm
 // every rank's local GEMM runs on tilekit (docs/scalapack.md).
 //
-//   scalapack_gemm [--n N] [--nb NB] [--grid PxQ] [--dtype double|float] [--transa N|T]
-//                  [--transb N|T] [--reps R] [--verify auto|full|sample|off]
+//   scalapack_gemm [--n N] [--m M] [--k K] [--nb NB] [--grid PxQ] [--dtype double|float]
+//                  [--transa N|T] [--transb N|T] [--reps R] [--verify auto|full|sample|off]
 //
 // Prints one JSON line (rank 0). Exit status: 0 verified (or not checked), 1 verification failed;
 // a bad argument or a failing rank ends the job through MPI_Abort (status 2: usage, 3: resources)
@@ -64,17 +65,19 @@ constexpr int kFullCheckMaxN = 1024;  // --verify auto: every entry up to here, 
 int g_rank = 0;
 
 const char* const kUsage =
-    "usage: scalapack_gemm [--n N] [--nb NB] [--grid PxQ] [--dtype double|float]\n"
+    "usage: scalapack_gemm [--n N] [--m M] [--k K] [--nb NB] [--grid PxQ] [--dtype double|float]\n"
     "                      [--transa N|T] [--transb N|T] [--reps R] [--verify auto|full|sample|off]\n"
-    "  --n N         order of the matrices (default 1024)\n"
+    "  --n N         order of the matrices: columns of C and op(B) (default 1024)\n"
+    "  --m M         rows of C and op(A) (default N)\n"
+    "  --k K         columns of op(A), rows of op(B) (default N)\n"
     "  --nb NB       block size of the block-cyclic distribution (default 64)\n"
     "  --grid PxQ    process grid; P*Q must equal the number of ranks (default: the squarest)\n"
     "  --dtype T     double (pdgemm_) or float (psgemm_) (default double)\n"
     "  --transa C    op(A), passed to ScaLAPACK as given (default N)\n"
     "  --transb C    op(B), likewise (default N)\n"
     "  --reps R      timed calls after one untimed call; the median is reported (default 5)\n"
-    "  --verify M    full: every entry of C; sample: 64 rows x 64 columns; auto: full up to\n"
-    "                N = 1024, sample above (default auto); off: none\n";
+    "  --verify V    full: every entry of C; sample: 64 rows x 64 columns; auto: full up to\n"
+    "                M, N = 1024, sample above (default auto); off: none\n";
 
 // Arguments are parsed identically on every rank, so every rank normally gets here with the same
 // message: rank 0 prints it and ends the job. The others give it time to, then print and end the
@@ -98,6 +101,7 @@ const char* const kUsage =
 
 struct Options {
   int n = 1024;
+  int m = 0, k = 0;  // 0: n
   int nb = 64;
   int p = 0, q = 0;  // 0: chosen from the rank count
   bool single = false;
@@ -137,6 +141,8 @@ Options parse(int argc, char** argv, int ranks) {
     const std::string name = arg.substr(2);
     if (name == "n") {
       o.n = parse_int(name, value, 1);
+    } else if (name == "m" || name == "k") {
+      (name == "m" ? o.m : o.k) = parse_int(name, value, 1);
     } else if (name == "nb") {
       o.nb = parse_int(name, value, 1);
     } else if (name == "reps") {
@@ -175,7 +181,9 @@ Options parse(int argc, char** argv, int ranks) {
                 std::to_string(long(o.p) * o.q) + " ranks, but " + std::to_string(ranks) +
                 (ranks == 1 ? " was" : " were") + " started");
   }
-  if (o.verify == "auto") o.verify = o.n <= kFullCheckMaxN ? "full" : "sample";
+  if (o.m == 0) o.m = o.n;
+  if (o.k == 0) o.k = o.n;
+  if (o.verify == "auto") o.verify = std::max(o.m, o.n) <= kFullCheckMaxN ? "full" : "sample";
   return o;
 }
 
@@ -213,21 +221,25 @@ Result verify(const Options& o, const Grid& g, int mloc, int nloc, const std::ve
               double beta) {
   Result r;
   r.checked = true;
-  const int n = o.n;
+  const int n = o.k;  // the length of each sum
   std::vector<int> rows, cols;  // local indices to check
-  std::vector<char> wanted;
-  if (o.verify == "sample") {
-    wanted.assign(std::size_t(n), 0);
-    for (int t = 0; t < kSampleLines; ++t)  // spread over [0, n), the last row and column included
-      wanted[std::size_t(kSampleLines > 1 ? (long long)t * (n - 1) / (kSampleLines - 1) : 0)] = 1;
-  }
+  // Sampled: 64 lines spread over [0, extent), the last included.
+  auto sampled = [&](int extent) {
+    std::vector<char> wanted;
+    if (o.verify != "sample") return wanted;
+    wanted.assign(std::size_t(extent), 0);
+    for (int t = 0; t < kSampleLines; ++t)
+      wanted[std::size_t(kSampleLines > 1 ? (long long)t * (extent - 1) / (kSampleLines - 1) : 0)] = 1;
+    return wanted;
+  };
+  const std::vector<char> want_rows = sampled(o.m), want_cols = sampled(o.n);
   for (int l = 0; l < mloc; ++l) {
     const int gi = global_index(l, o.nb, g.myrow, g.nprow);
-    if (wanted.empty() || wanted[std::size_t(gi)]) rows.push_back(l);
+    if (want_rows.empty() || want_rows[std::size_t(gi)]) rows.push_back(l);
   }
   for (int l = 0; l < nloc; ++l) {
     const int gj = global_index(l, o.nb, g.mycol, g.npcol);
-    if (wanted.empty() || wanted[std::size_t(gj)]) cols.push_back(l);
+    if (want_cols.empty() || want_cols[std::size_t(gj)]) cols.push_back(l);
   }
   std::vector<double> arow, bcol;  // op(A) rows and op(B) columns, each n long
   try {
@@ -288,17 +300,21 @@ Result verify(const Options& o, const Grid& g, int mloc, int nloc, const std::ve
   return r;
 }
 
-void gemm(const Options& o, const double* alpha, const double* a, const int* desc, const double* b,
+struct Descs {
+  int a[9], b[9], c[9];
+};
+
+void gemm(const Options& o, const double* alpha, const double* a, const Descs& d, const double* b,
           const double* beta, double* c) {
   const int one = 1;
-  pdgemm_(&o.transa, &o.transb, &o.n, &o.n, &o.n, alpha, a, &one, &one, desc, b, &one, &one, desc, beta, c,
-          &one, &one, desc);
+  pdgemm_(&o.transa, &o.transb, &o.m, &o.n, &o.k, alpha, a, &one, &one, d.a, b, &one, &one, d.b, beta, c,
+          &one, &one, d.c);
 }
-void gemm(const Options& o, const float* alpha, const float* a, const int* desc, const float* b,
+void gemm(const Options& o, const float* alpha, const float* a, const Descs& d, const float* b,
           const float* beta, float* c) {
   const int one = 1;
-  psgemm_(&o.transa, &o.transb, &o.n, &o.n, &o.n, alpha, a, &one, &one, desc, b, &one, &one, desc, beta, c,
-          &one, &one, desc);
+  psgemm_(&o.transa, &o.transb, &o.m, &o.n, &o.k, alpha, a, &one, &one, d.a, b, &one, &one, d.b, beta, c,
+          &one, &one, d.c);
 }
 
 std::string json_string(const char* s) {
@@ -333,38 +349,52 @@ int run(const Options& o, int ranks) {
   if (g.myrow < 0 || g.nprow != o.p || g.npcol != o.q)
     rank_failure(4, "BLACS did not place this rank on the " + std::to_string(o.p) + "x" + std::to_string(o.q) + " grid");
 
+  // A is M x K (K x M when transposed), B K x N (N x K), C M x N: each in NB x NB blocks from
+  // process (0, 0), column-major locally.
   const int zero = 0;
-  const int mloc = numroc_(&o.n, &o.nb, &g.myrow, &zero, &g.nprow);
-  const int nloc = numroc_(&o.n, &o.nb, &g.mycol, &zero, &g.npcol);
-  const int lld = std::max(1, mloc);
-  int desc[9], info = 0;
-  descinit_(desc, &o.n, &o.n, &o.nb, &o.nb, &zero, &zero, &g.context, &lld, &info);
-  if (info != 0) rank_failure(kExitUsage, "descinit_ rejected argument " + std::to_string(-info));
+  struct Local {
+    int rows, cols, mloc, nloc, lld;
+  };
+  auto layout = [&](int rows, int cols, int* desc) {
+    Local l{rows, cols, numroc_(&rows, &o.nb, &g.myrow, &zero, &g.nprow), numroc_(&cols, &o.nb, &g.mycol, &zero, &g.npcol), 0};
+    l.lld = std::max(1, l.mloc);
+    int info = 0;
+    descinit_(desc, &rows, &cols, &o.nb, &o.nb, &zero, &zero, &g.context, &l.lld, &info);
+    if (info != 0) rank_failure(kExitUsage, "descinit_ rejected argument " + std::to_string(-info));
+    return l;
+  };
+  Descs d;
+  const bool ta = transposed(o.transa), tb = transposed(o.transb);
+  const Local la = ta ? layout(o.k, o.m, d.a) : layout(o.m, o.k, d.a);
+  const Local lb = tb ? layout(o.n, o.k, d.b) : layout(o.k, o.n, d.b);
+  const Local lc = layout(o.m, o.n, d.c);
+  const int mloc = lc.mloc, nloc = lc.nloc;
 
-  const std::size_t local = std::max<std::size_t>(1, std::size_t(mloc) * std::size_t(nloc));
+  auto elements = [](const Local& l) { return std::max<std::size_t>(1, std::size_t(l.mloc) * std::size_t(l.nloc)); };
   std::vector<T> a, b, c;
   try {
-    a.resize(local);
-    b.resize(local);
-    c.resize(local);
+    a.resize(elements(la));
+    b.resize(elements(lb));
+    c.resize(elements(lc));
   } catch (const std::bad_alloc&) {
-    rank_failure(kExitResources, "cannot allocate its three " + std::to_string(mloc) + " x " + std::to_string(nloc) +
-                                     " local blocks (" + std::to_string(3.0 * local * sizeof(T) / 1e9) + " GB)");
+    rank_failure(kExitResources, "cannot allocate its local blocks of A, B and C (" +
+                                     std::to_string(double(elements(la) + elements(lb) + elements(lc)) * sizeof(T) / 1e9) +
+                                     " GB)");
   }
-  for (int lj = 0; lj < nloc; ++lj) {
-    const int gj = global_index(lj, o.nb, g.mycol, g.npcol);
-    for (int li = 0; li < mloc; ++li) {
-      const int gi = global_index(li, o.nb, g.myrow, g.nprow);
-      const std::size_t at = std::size_t(lj) * lld + li;
-      a[at] = T(entry(kA, gi, gj));
-      b[at] = T(entry(kB, gi, gj));
-      c[at] = T(entry(kC, gi, gj));
+  auto fill = [&](std::vector<T>& v, const Local& l, int which) {
+    for (int lj = 0; lj < l.nloc; ++lj) {
+      const int gj = global_index(lj, o.nb, g.mycol, g.npcol);
+      for (int li = 0; li < l.mloc; ++li)
+        v[std::size_t(lj) * l.lld + li] = T(entry(which, global_index(li, o.nb, g.myrow, g.nprow), gj));
     }
-  }
+  };
+  fill(a, la, kA);
+  fill(b, lb, kB);
+  fill(c, lc, kC);
   const T alpha = T(0.75), beta = T(-0.5);  // exact in both precisions
 
   // The first call is untimed: it is checked (from the initial C), or is the warm-up.
-  gemm(o, &alpha, a.data(), desc, b.data(), &beta, c.data());
+  gemm(o, &alpha, a.data(), d, b.data(), &beta, c.data());
   Result res;
   if (o.verify != "off") res = verify<T>(o, g, mloc, nloc, c, alpha, beta);
 
@@ -372,7 +402,7 @@ int run(const Options& o, int ranks) {
   for (int r = 0; r < o.reps; ++r) {
     MPI_Barrier(MPI_COMM_WORLD);
     const double t0 = MPI_Wtime();
-    gemm(o, &alpha, a.data(), desc, b.data(), &beta, c.data());
+    gemm(o, &alpha, a.data(), d, b.data(), &beta, c.data());
     MPI_Barrier(MPI_COMM_WORLD);
     double t = MPI_Wtime() - t0;
     MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -381,16 +411,16 @@ int run(const Options& o, int ranks) {
   std::sort(times.begin(), times.end());
   const std::size_t h = times.size() / 2;
   const double seconds = times.size() % 2 ? times[h] : 0.5 * (times[h - 1] + times[h]);
-  const double gflops = 2.0 * o.n * double(o.n) * o.n / seconds / 1e9;
+  const double gflops = 2.0 * o.m * double(o.n) * o.k / seconds / 1e9;
 
   if (g_rank == 0) {
     char line[1024];
     std::snprintf(line, sizeof line,
-                  "{\"n\": %d, \"nb\": %d, \"p\": %d, \"q\": %d, \"ranks\": %d, \"dtype\": \"%s\", "
+                  "{\"n\": %d, \"m\": %d, \"k\": %d, \"nb\": %d, \"p\": %d, \"q\": %d, \"ranks\": %d, \"dtype\": \"%s\", "
                   "\"transa\": \"%c\", \"transb\": \"%c\", \"reps\": %d, \"seconds\": %.6g, \"seconds_min\": %.6g, "
                   "\"gflops\": %.6g, \"rel_error\": %s, \"worst_ratio\": %s, \"check\": \"%s\", "
                   "\"checked_entries\": %lld, \"verified\": %s, \"preload\": %s, \"blas_backend\": %s}\n",
-                  o.n, o.nb, o.p, o.q, ranks, o.single ? "float" : "double", o.transa, o.transb, o.reps, seconds,
+                  o.n, o.m, o.k, o.nb, o.p, o.q, ranks, o.single ? "float" : "double", o.transa, o.transb, o.reps, seconds,
                   times.front(), gflops, res.checked ? number(res.rel_error).c_str() : "null",
                   res.checked ? number(res.worst_ratio).c_str() : "null",
                   res.checked ? o.verify.c_str() : "off", res.entries, res.checked && res.ok ? "true" : "false",
