@@ -124,8 +124,9 @@ set(_tk_kokkos Kokkos::kokkos)
 ")
     endif()
     string(APPEND out [=[
-# Targets whose own tile kernels launch on kokkos link this (with a CUDA Kokkos, compile them
-# with nvcc_wrapper too: kokkos_compilation(TARGET <target>), docs/tile-kernels.md).
+# Targets whose own tile kernels launch on kokkos link this. With a CUDA Kokkos their files go
+# to nvcc_wrapper through Kokkos' compiler launcher; a Kokkos found first with COMPONENTS
+# separable_compilation needs kokkos_compilation(TARGET <target>) (docs/tile-kernels.md).
 if(NOT TARGET tilekit::tile_kokkos)
   add_library(tilekit::tile_kokkos INTERFACE IMPORTED)
   set_target_properties(tilekit::tile_kokkos PROPERTIES

@@ -32,17 +32,20 @@ using T = int;
 
 // Step 1: tile t scans its lanes x items values into out (lane l owns the `items` values from
 // l * items on), and writes its total. kFixedLanes > 0 compiles the lanes in (kLanes: on GPUs
-// the collective's loops over warps then unroll, as CUB's do for its BLOCK_THREADS).
-template <int kFixedLanes = 0>
+// the collective's loop over the warps then unrolls, as CUB's does for its BLOCK_THREADS), and
+// kItems > 0 the values a lane (as CUB's ITEMS_PER_THREAD: the GPU's one-value kernel then
+// carries no registers for the coarsened path it never takes).
+template <int kFixedLanes = 0, int kItems = 0>
 struct BlockScan {
   static constexpr tile::Dim2 kLanes{kFixedLanes, kFixedLanes > 0 ? 1 : 0};
   const T* in;
   T* out;
   T* totals;  // one per tile; null: not needed (a single tile)
   index_t n;
-  int items;  // values a lane
+  int run;  // values a lane, unless kItems compiles them in
   template <class Tile>
   TILEKIT_TILE_FN void operator()(Tile& t) const {
+    const int items = kItems > 0 ? kItems : run;
     const int lanes = t.lanes().count();
     const index_t base = t.x() * index_t(lanes) * items;
     auto x = tile::lane_state<T>(t);
@@ -105,8 +108,8 @@ void scan(tilekit::Backend& be, const T* in, T* out, index_t n) {
   const tile::Shape s = block_shape(n, lay, "block_scan");
   tilekit::Matrix<T> totals(be, 1, s.tiles() > 1 ? s.tiles() : 0);
   T* t = s.tiles() > 1 ? totals.data() : nullptr;
-  if (lay.lanes == 256)
-    tile::launch(be, s, BlockScan<256>{in, out, t, n, lay.items});
+  if (lay.lanes == 256 && lay.items == 1)
+    tile::launch(be, s, BlockScan<256, 1>{in, out, t, n, lay.items});
   else
     tile::launch(be, s, BlockScan<>{in, out, t, n, lay.items});
   if (!t) return;
@@ -220,12 +223,12 @@ int main(int argc, char** argv) {
     const Layout lay = scan_layout(*be);
     const tile::Shape s = block_shape(n, lay, "block_scan");
     tilekit::Matrix<T> totals(*be, 1, s.tiles()), base_out(*be, 1, n), base_totals(*be, 1, s.tiles());
-    const BlockScan<256> gpu_kernel{in.data(), out.data(), totals.data(), n, lay.items};
+    const BlockScan<256, 1> gpu_kernel{in.data(), out.data(), totals.data(), n, lay.items};
     const BlockScan<> kernel{in.data(), out.data(), totals.data(), n, lay.items};
     std::vector<double> mine, base, base2;
     for (int rep = 0; rep < 21; ++rep) {
       mine.push_back(be->time_seconds([&] {
-        if (lay.lanes == 256)
+        if (lay.lanes == 256 && lay.items == 1)
           tile::launch(*be, s, gpu_kernel);
         else
           tile::launch(*be, s, kernel);

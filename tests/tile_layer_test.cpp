@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 #include <limits>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -221,6 +222,52 @@ struct Collectives {
     t.for_lanes({1, 1}, [&](tile::Lane) {
       dout[t.x() * 4 + 0] = dsum;
       dout[t.x() * 4 + 1] = double(fmax);
+    });
+  }
+};
+
+// Scans with the lanes compiled in (kLanes: on GPUs the loop over the warps' totals unrolls) on
+// every value type: ints, unsigned and floats (on CUDA summed with the shuffle's own predicate)
+// and doubles; whole warps, a partial last warp, 2-D lanes. The values make every sum exact
+// (floats: halves, doubles: quarters), so any order of additions gives the same result.
+template <int kX, int kY>
+struct CompiledLaneScans {
+  static constexpr tile::Dim2 kLanes{kX, kY};
+  static constexpr int kCount = kX * kY;
+  static int value(int lane, tk::index_t tile) { return int((lane * 7919 + int(tile) * 13) % 1000) - 500; }
+  int* iout;  // per tile: kCount lanes' scans, then the total (kCount + 1 values)
+  unsigned* uout;
+  float* fout;
+  double* dout;
+  template <class Tile>
+  TILEKIT_TILE_FN void operator()(Tile& t) const {
+    auto i = tile::lane_state<int>(t);
+    auto u = tile::lane_state<unsigned>(t);
+    auto f = tile::lane_state<float>(t);
+    auto d = tile::lane_state<double>(t);
+    t.for_lanes([&](tile::Lane l) {
+      const int v = int((l.id * 7919 + int(t.x()) * 13) % 1000) - 500;
+      i[l] = v;
+      u[l] = unsigned(v + 500);
+      f[l] = float(v) * 0.5f;
+      d[l] = double(v) * 0.25;
+    });
+    const int it = tile::inclusive_scan(t, i, i);
+    const unsigned ut = tile::exclusive_scan(t, u, u);
+    const float ft = tile::inclusive_scan(t, f, f);
+    const double dt = tile::exclusive_scan(t, d, d);
+    const tk::index_t base = t.x() * (kCount + 1);
+    t.for_lanes([&](tile::Lane l) {
+      iout[base + l.id] = i[l];
+      uout[base + l.id] = u[l];
+      fout[base + l.id] = f[l];
+      dout[base + l.id] = d[l];
+    });
+    t.for_lanes({1, 1}, [&](tile::Lane) {
+      iout[base + kCount] = it;
+      uout[base + kCount] = ut;
+      fout[base + kCount] = ft;
+      dout[base + kCount] = dt;
     });
   }
 };
@@ -498,6 +545,88 @@ TEST_P(TileLayer, CollectivesOverOddLaneCounts) {
       ASSERT_EQ(d[std::size_t(t * 4 + 2)], double(mn)) << t;
     }
   }
+}
+
+// Output arrays for check_compiled_lane_scans: on a backend, or in host memory for the checker.
+template <class T>
+struct BackendArray {
+  std::shared_ptr<tk::Matrix<T>> m;
+  T* data() { return m->data(); }
+  std::vector<T> get() const { return m->download(); }
+};
+template <class T>
+struct HostArray {
+  std::shared_ptr<std::vector<T>> v;
+  T* data() { return v->data(); }
+  std::vector<T> get() const { return *v; }
+};
+
+// Runs CompiledLaneScans<kX, kY> on 3 tiles through `run` (a launch, or the checker on host
+// memory) and compares every lane's scans and the totals with a serial loop.
+template <int kX, int kY, class Run, class Make>
+void check_compiled_lane_scans(const Run& run, const Make& make) {
+  using K = CompiledLaneScans<kX, kY>;
+  const int tiles = 3, per = K::kCount + 1;
+  auto io = make(int{}, tiles * per);
+  auto uo = make(unsigned{}, tiles * per);
+  auto fo = make(float{}, tiles * per);
+  auto dox = make(double{}, tiles * per);
+  run(tile::Shape::grid(tiles).with_lanes(kX, kY).named("compiled_lane_scans"),
+      K{io.data(), uo.data(), fo.data(), dox.data()});
+  const std::vector<int> i = io.get();
+  const std::vector<unsigned> u = uo.get();
+  const std::vector<float> f = fo.get();
+  const std::vector<double> d = dox.get();
+  for (int t = 0; t < tiles; ++t) {
+    long long isum = 0, usum = 0;
+    double fsum = 0, dsum = 0;
+    for (int l = 0; l < K::kCount; ++l) {
+      const std::size_t at = std::size_t(t * per + l);
+      const std::string where = std::to_string(kX) + "x" + std::to_string(kY) + " lanes, tile " + std::to_string(t) +
+                                ", lane " + std::to_string(l);
+      const int v = K::value(l, t);
+      ASSERT_EQ(u[at], unsigned(usum)) << where << " (unsigned exclusive)";
+      ASSERT_EQ(d[at], dsum) << where << " (double exclusive)";
+      isum += v;
+      usum += v + 500;
+      fsum += v * 0.5;
+      dsum += v * 0.25;
+      ASSERT_EQ(i[at], int(isum)) << where << " (int inclusive)";
+      ASSERT_EQ(double(f[at]), fsum) << where << " (float inclusive)";
+    }
+    const std::size_t tot = std::size_t(t * per + K::kCount);
+    ASSERT_EQ(i[tot], int(isum)) << "tile " << t;
+    ASSERT_EQ(u[tot], unsigned(usum)) << "tile " << t;
+    ASSERT_EQ(double(f[tot]), fsum) << "tile " << t;
+    ASSERT_EQ(d[tot], dsum) << "tile " << t;
+  }
+}
+template <class Run, class Make>
+void check_compiled_lane_scans_all(const Run& run, const Make& make) {
+  check_compiled_lane_scans<1, 1>(run, make);
+  check_compiled_lane_scans<32, 1>(run, make);
+  check_compiled_lane_scans<37, 1>(run, make);
+  check_compiled_lane_scans<256, 1>(run, make);
+  check_compiled_lane_scans<8, 4>(run, make);
+  check_compiled_lane_scans<33, 3>(run, make);
+  check_compiled_lane_scans<100, 10>(run, make);
+}
+
+TEST_P(TileLayer, ScansWithCompiledLanes) {
+  tk::Backend& b = be();
+  const auto make = [&b](auto zero, int n) {
+    using T = decltype(zero);
+    return BackendArray<T>{std::make_shared<tk::Matrix<T>>(b, 1, n)};
+  };
+  check_compiled_lane_scans_all([&b](const tile::Shape& s, const auto& k) { tile::launch(b, s, k); }, make);
+}
+
+TEST(TileCheck, ScansWithCompiledLanes) {
+  const auto make = [](auto zero, int n) {
+    using T = decltype(zero);
+    return HostArray<T>{std::make_shared<std::vector<T>>(std::size_t(n))};
+  };
+  check_compiled_lane_scans_all([](const tile::Shape& s, const auto& k) { tile::check(s, k); }, make);
 }
 
 TEST_P(TileLayer, PrivatizedHistogram) {

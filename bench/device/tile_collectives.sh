@@ -39,3 +39,11 @@ for ex in histogram scan reduction; do
   echo "$ex --bench: exit $?"
 done
 grep '^{' "$out/bench.log" | grep '"backend": "cuda"' | tee "$out/bench.jsonl"
+rows=$?  # the exit status: no rows is a failure
+# Registers and shared memory of the block-scan kernels, tile layer's and CUB's (the occupancy
+# the two get: 256-thread blocks, 8 per SM at 32 registers or fewer).
+if command -v cuobjdump >/dev/null; then
+  cuobjdump -res-usage "$b/tilekit_example_scan_cuda" 2>/dev/null | grep -A1 -E "BlockScan|cub_block_scan" |
+    grep -E "Function|REG" | sed -E 's/^\s+//' | paste - - | sed -E 's/Function ([^:]*):.*(REG:[0-9]+).*(SHARED:[0-9]+).*/\2 \3 \1/'
+fi
+exit $rows

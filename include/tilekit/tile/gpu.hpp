@@ -289,7 +289,7 @@ template <class T>
 __device__ __forceinline__ T* collective_slots(int set) {
   static_assert(std::is_arithmetic_v<T> && (sizeof(T) == 4 || sizeof(T) == 8),
                 "tile collectives take 4- or 8-byte arithmetic values (int, unsigned, float, double, ...)");
-  __shared__ T slots[2][32];
+  __shared__ __align__(16) T slots[2][32];  // aligned: the walks over them load 16 bytes at a time
   return slots[set];
 }
 
@@ -325,23 +325,42 @@ __device__ __forceinline__ T gpu_warp_reduce(T v, Op op, const WarpPlace& p) {
   return shfl_idx(v, 0, mask);
 }
 
+// One Kogge-Stone step of the warp's inclusive scan: the value d lanes below, combined in front
+// of this lane's. The shuffle hands the lanes below d their own value back, so they keep it.
+template <class T, class Op>
+__device__ __forceinline__ T gpu_warp_scan_step(T v, Op op, int d, int lane, decltype(warp_mask(0)) mask) {
+  const T o = shfl_up(v, d, mask);
+  return lane >= d ? op(o, v) : o;
+}
+#if !defined(__HIPCC__)
+// Sums of 4-byte values: the shuffle's own predicate (its source lane exists) guards the add, so
+// a step is two instructions on the scan's critical path, as in CUB's warp scans.
+#define TILEKIT_TILE_SCAN_STEP(T, ADD)                                                                   \
+  __device__ __forceinline__ T gpu_warp_scan_step(T v, Sum, int d, int, unsigned mask) {                 \
+    T r;                                                                                                 \
+    asm volatile("{ .reg .b32 t; .reg .pred p; shfl.sync.up.b32 t|p, %1, %2, 0, %3; @p " ADD " t, t, %1;" \
+                 " mov.b32 %0, t; }"                                                                     \
+                 : "=r"(reinterpret_cast<unsigned&>(r))                                                  \
+                 : "r"(reinterpret_cast<const unsigned&>(v)), "r"(d), "r"(mask));                        \
+    return r;                                                                                            \
+  }
+TILEKIT_TILE_SCAN_STEP(int, "add.s32")
+TILEKIT_TILE_SCAN_STEP(unsigned, "add.u32")
+TILEKIT_TILE_SCAN_STEP(float, "add.f32")
+#undef TILEKIT_TILE_SCAN_STEP
+#endif
+
 // The warp's inclusive scan.
 template <class T, class Op>
 __device__ __forceinline__ T gpu_warp_scan(T v, Op op, const WarpPlace& p) {
   constexpr int kW = kGpuWarpConst;
   const auto mask = warp_mask(p.active);
-  if (kW > 0 && p.active == kW) {  // Kogge-Stone, unrolled
+  if (kW > 0 && p.active == kW) {  // unrolled
 #pragma unroll
-    for (int d = 1; d < kW; d *= 2) {
-      const T o = shfl_up(v, d, mask);
-      if (p.lane >= d) v = op(o, v);
-    }
+    for (int d = 1; d < kW; d *= 2) v = gpu_warp_scan_step(v, op, d, p.lane, mask);
     return v;
   }
-  for (int d = 1; d < p.active; d *= 2) {
-    const T o = shfl_up(v, d, mask);
-    if (p.lane >= d) v = op(o, v);
-  }
+  for (int d = 1; d < p.active; d *= 2) v = gpu_warp_scan_step(v, op, d, p.lane, mask);
   return v;
 }
 
@@ -404,11 +423,16 @@ __device__ __forceinline__ T gpu_block_scan(T v, T& y, Op op, int id, int n, int
   }
   if (p.lane == p.active - 1) slots[p.warp] = v;
   __syncthreads();
-  // The warps before this one, then the rest for the total (each warp's trip counts are its own).
-  T prefix = slots[0];
-  for (int w = 1; w < p.warp; ++w) prefix = op(prefix, slots[w]);
-  T total = p.warp == 0 ? slots[0] : op(prefix, slots[p.warp]);
-  for (int w = p.warp + 1; w < p.nwarps; ++w) total = op(total, slots[w]);
+  // Every thread walks all the warps' totals in one order (the same total everywhere) and keeps
+  // the running value it passes on its way to its own warp: one trip count for the whole block,
+  // so with the lanes compiled in the loop unrolls into independent loads and selects, as CUB's
+  // BlockScanWarpScans (a loop up to this warp and one past it chains each load on the last).
+  T total = slots[0], prefix = total;
+#pragma unroll
+  for (int w = 1; w < p.nwarps; ++w) {
+    if (w == p.warp) prefix = total;
+    total = op(total, slots[w]);
+  }
   if constexpr (kInclusive) {
     y = p.warp == 0 ? v : op(prefix, v);
   } else {
