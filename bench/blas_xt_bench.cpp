@@ -4,8 +4,10 @@
 // ceiling:
 //
 //   tilekit_blas_xt_bench [--sizes 16384,32768] [--dtypes float,double] [--reps 3]
-//                         [--blocks 2048,4096] [--xt-block-from-first]
+//                         [--blocks 2048,4096] [--xt-block-from-first] [--probe]
 //
+// --probe first measures the staging's parts alone: packing pageable memory into pinned buffers
+// with one thread and with every core, and pinned H2D / D2H bandwidth.
 // Per dtype and size: (1) tilekit::gemm on device memory (device 0), (2) tilekit's host path on
 // device 0, (3) on every device, (4) cublasXt on device 0 and (5) on every device, each block dim
 // of --blocks (the best reported; with --xt-block-from-first, sizes after the first use the block
@@ -21,6 +23,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <string>
@@ -58,6 +61,12 @@ void parallel(std::size_t n, const std::function<void(std::size_t, std::size_t)>
 }
 
 int failures = 0;
+
+// C cleared between configurations, so that a configuration that writes nothing fails its check.
+template <class T>
+void zero(std::vector<T>& c) {
+  parallel(c.size(), [&](std::size_t lo, std::size_t hi) { std::fill(c.begin() + lo, c.begin() + hi, T(0)); });
+}
 
 // 64 entries of row-major C = A B against a double reference.
 template <class T>
@@ -160,7 +169,7 @@ void run(int n, int reps, int ndev, const std::vector<int>& blocks, Best& best, 
   g.lda = g.ldb = g.ldc = n;
   auto tk = [&](std::vector<int> devices, const char* what) {
     g.devices = std::move(devices);
-    std::fill(c.begin(), c.end(), T(0));
+    zero(c);
     const double s = timed<T>(reps, [&] { tilekit::gemm_host(be, g); });
     line(what, s, check(what, n, a, b, c));
     return s;
@@ -178,7 +187,7 @@ void run(int n, int reps, int ndev, const std::vector<int>& blocks, Best& best, 
     std::vector<int> try_blocks = fixed_blocks && chosen > 0 ? std::vector<int>{chosen} : blocks;
     for (int bd : try_blocks) {
       XT_CHECK(cublasXtSetBlockDim(h, bd));
-      std::fill(c.begin(), c.end(), T(0));
+      zero(c);
       const double s = timed<T>(reps, [&] { xt_gemm<T>(h, n, a.data(), b.data(), c.data()); });
       const std::string label = std::string(what) + ", block " + std::to_string(bd);
       line(label.c_str(), s, check(label.c_str(), n, a, b, c));
@@ -200,13 +209,69 @@ void run(int n, int reps, int ndev, const std::vector<int>& blocks, Best& best, 
   std::fflush(stdout);
 }
 
+// The staging's parts, each alone: packing pageable rows into pinned memory with one thread and
+// with every core (the engine's pool), and pinned H2D / D2H copies of 64 MiB on device 0.
+void probe() {
+  constexpr std::size_t chunk = std::size_t(64) << 20, total = std::size_t(1) << 30;
+  std::vector<char> src(total, 1);
+  void* pinned = nullptr;
+  if (cudaHostAlloc(&pinned, chunk, cudaHostAllocPortable) != cudaSuccess) {
+    std::fprintf(stderr, "cudaHostAlloc failed\n");
+    std::exit(3);
+  }
+  auto pack = [&](bool all) {
+    std::vector<double> t;
+    for (int r = 0; r < 4; ++r) {
+      const auto t0 = clock_type::now();
+      for (std::size_t off = 0; off < total; off += chunk) {
+        if (all)
+          parallel(chunk, [&](std::size_t lo, std::size_t hi) {
+            std::memcpy(static_cast<char*>(pinned) + lo, src.data() + off + lo, hi - lo);
+          });
+        else
+          std::memcpy(pinned, src.data() + off, chunk);
+      }
+      if (r > 0) t.push_back(std::chrono::duration<double>(clock_type::now() - t0).count());
+    }
+    return double(total) / median(t) * 1e-9;
+  };
+  const double pack1 = pack(false), packn = pack(true);
+  void* dev = nullptr;
+  cudaStream_t s;
+  if (cudaMalloc(&dev, chunk) != cudaSuccess || cudaStreamCreate(&s) != cudaSuccess) {
+    std::fprintf(stderr, "cudaMalloc failed\n");
+    std::exit(3);
+  }
+  auto dma = [&](cudaMemcpyKind kind) {
+    std::vector<double> t;
+    for (int r = 0; r < 4; ++r) {
+      const auto t0 = clock_type::now();
+      for (std::size_t off = 0; off < total; off += chunk)
+        kind == cudaMemcpyHostToDevice ? cudaMemcpyAsync(dev, pinned, chunk, kind, s) : cudaMemcpyAsync(pinned, dev, chunk, kind, s);
+      cudaStreamSynchronize(s);
+      if (r > 0) t.push_back(std::chrono::duration<double>(clock_type::now() - t0).count());
+    }
+    return double(total) / median(t) * 1e-9;
+  };
+  const double h2d = dma(cudaMemcpyHostToDevice), d2h = dma(cudaMemcpyDeviceToHost);
+  cudaStreamDestroy(s);
+  cudaFree(dev);
+  cudaFreeHost(pinned);
+  std::printf("staging parts: pack pageable -> pinned %.1f GB/s (1 thread), %.1f GB/s (%u threads); pinned H2D %.1f GB/s, "
+              "D2H %.1f GB/s (64 MiB copies)\n",
+              pack1, packn, std::max(1u, std::thread::hardware_concurrency()), h2d, d2h);
+  std::printf("RESULT blas_staging_parts pack1_gbs=%.2f packall_gbs=%.2f threads=%u h2d_gbs=%.2f d2h_gbs=%.2f\n", pack1,
+              packn, std::max(1u, std::thread::hardware_concurrency()), h2d, d2h);
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<int> sizes{16384, 32768}, blocks{2048, 4096};
   std::vector<std::string> dtypes{"float", "double"};
   int reps = 3;
-  bool from_first = false;
+  bool from_first = false, with_probe = false;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
     const bool has = i + 1 < argc;
@@ -214,6 +279,7 @@ int main(int argc, char** argv) {
     else if (k == "--blocks" && has) blocks = ints(argv[++i]);
     else if (k == "--reps" && has) reps = std::atoi(argv[++i]);
     else if (k == "--xt-block-from-first") from_first = true;
+    else if (k == "--probe") with_probe = true;
     else if (k == "--dtypes" && has) {
       dtypes.clear();
       const std::string s = argv[++i];
@@ -221,7 +287,7 @@ int main(int argc, char** argv) {
         if (s.find(d) != std::string::npos) dtypes.push_back(d);
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--sizes N,N] [--dtypes float,double] [--reps R] [--blocks B,B] [--xt-block-from-first]\n",
+                   "usage: %s [--sizes N,N] [--dtypes float,double] [--reps R] [--blocks B,B] [--xt-block-from-first] [--probe]\n",
                    argv[0]);
       return 2;
     }
@@ -238,6 +304,7 @@ int main(int argc, char** argv) {
     return 3;
   }
   try {
+    if (with_probe) probe();
     for (const std::string& dt : dtypes) {
       Best best;
       for (std::size_t s = 0; s < sizes.size(); ++s) {

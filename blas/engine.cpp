@@ -255,6 +255,22 @@ void run_on_device(Backend& be, const Call<T>& g, bool& c_written) {
 template <class T>
 bool run_host_memory(Backend& be, const Call<T>& g, bool& c_written) {
   if (!be.has_gemm_host()) return false;
+  // blas.devices is checked against the machine once, by an empty call: a device that does not
+  // exist is the user's setting, reported as one (and never after C was written).
+  static const bool devices_checked = [&be] {
+    HostGemm<T> probe;
+    probe.lda = probe.ldb = probe.ldc = 1;
+    probe.devices = settings().devices;
+    try {
+      try_gemm_host(be, probe);
+    } catch (const DeviceError&) {
+      // the device itself failed: the call reports that (or runs elsewhere)
+    } catch (const Error& e) {
+      die(2, std::string("TILEKIT_BLAS_DEVICES: ") + e.what());
+    }
+    return true;
+  }();
+  (void)devices_checked;
   HostGemm<T> h;
   h.trans_a = g.tb != 'N';  // X = op(B)^T: B itself read row-major, or the transpose of B's rows
   h.trans_b = g.ta != 'N';  // Y = op(A)^T

@@ -28,8 +28,10 @@ using namespace tilekit::gpu::staging;
 
 class FakeDevice : public Device {
  public:
-  FakeDevice(unsigned seed, std::size_t staging_bytes, int staging_count, std::size_t budget)
-      : rng_(seed), staging_bytes_(staging_bytes), budget_(budget), pool_(2) {
+  // lazy: query() never lets work run, so the engine sees every gemm still running and prefetches
+  // as much as it can.
+  FakeDevice(unsigned seed, std::size_t staging_bytes, int staging_count, std::size_t budget, bool lazy = false)
+      : rng_(seed), staging_bytes_(staging_bytes), budget_(budget), lazy_(lazy), pool_(2) {
     for (int i = 0; i < staging_count; ++i) staging_.emplace_back(staging_bytes, 0xA5);
   }
   ~FakeDevice() override { EXPECT_EQ(allocated_.size(), 0u) << "device memory left allocated"; }
@@ -79,6 +81,11 @@ class FakeDevice : public Device {
     const long target = recorded_[e];
     while (fired_[e] < target) step();
   }
+  // Lets the device progress a little (one random step), so the engine's prefetch sees gemms end.
+  bool query(int e) override {
+    if (!lazy_ && runnable()) step();
+    return fired_[e] >= recorded_[e];
+  }
   void finish() override {
     while (!q_[0].empty() || !q_[1].empty() || !q_[2].empty()) step();
   }
@@ -94,6 +101,12 @@ class FakeDevice : public Device {
     long wait_gen;
   };
   void push(Stream s, std::function<void()> f) { q_[int(s)].push_back(Op{std::move(f), -1, 0}); }
+  bool runnable() {
+    for (int s = 0; s < 3; ++s)
+      if (!q_[s].empty() && (q_[s].front().wait_event < 0 || fired_[q_[s].front().wait_event] >= q_[s].front().wait_gen))
+        return true;
+    return false;
+  }
   // Runs the head of a random stream that can run; throws on a deadlock.
   void step() {
     int ready[3], n = 0;
@@ -127,6 +140,7 @@ class FakeDevice : public Device {
 
   std::mt19937 rng_;
   std::size_t staging_bytes_, budget_;
+  bool lazy_;
   std::vector<std::vector<unsigned char>> staging_;
   Pool pool_;
   std::deque<Op> q_[3];
@@ -180,7 +194,7 @@ void check(const Case& cs, unsigned seed) {
   std::vector<Device*> ptrs;
   for (int i = 0; i < cs.devices; ++i) {
     devs.push_back(std::make_unique<FakeDevice>(seed * 7 + unsigned(i), std::size_t(widest) * sizeof(T) * 3,
-                                                2 + i % 3, cs.budget));
+                                                2 + i % 3, cs.budget, seed % 2 == 1));
     ptrs.push_back(devs.back().get());
   }
   ASSERT_TRUE(fits_staging(g, ptrs));
@@ -311,6 +325,24 @@ TEST(HostGemmEngine, EachPanelUploadedOnceWhenItFits) {
   EXPECT_EQ(dev.copies_up(), 8 + 6);
   EXPECT_EQ(dev.gemms(), 8 * 6);
   for (float x : c) EXPECT_EQ(x, 9.0f);
+  // The same with every gemm seen running: panels are prefetched, still each uploaded once.
+  std::fill(c.begin(), c.end(), 0.0f);
+  FakeDevice lazy(6, 4096, 3, std::size_t(1) << 20, true);
+  std::vector<Device*> devs2{&lazy};
+  run(devs2, g, 5);
+  EXPECT_EQ(lazy.copies_up(), 8 + 6);
+  for (float x : c) EXPECT_EQ(x, 9.0f);
+}
+
+TEST(HostGemmEngine, PrefetchedPanelsInChunks) {
+  // Panels of several chunks each, prefetched a chunk at a time while gemms are seen running.
+  unsigned seed = 501;  // odd: lazy devices
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      check<double>({ta, tb, 40, 36, 30, 1.0, 0.0, 1, 6, 1}, seed);
+      check<float>({ta, tb, 40, 36, 30, 0.5, 2.0, 2, 7, 2}, seed + 2);
+      seed += 4;
+    }
 }
 
 TEST(HostGemmEngine, PoolCoversEveryIndexOnce) {

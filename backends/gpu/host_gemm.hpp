@@ -156,6 +156,8 @@ class Device {
   virtual void record(int event, Stream s) = 0;
   virtual void wait(Stream s, int event) = 0;
   virtual void host_wait(int event) = 0;
+  // Whether the event's last record has run (never blocks).
+  virtual bool query(int event) = 0;
   // Waits for everything enqueued.
   virtual void finish() = 0;
 };
@@ -220,6 +222,13 @@ class Driver {
     const auto order = square_order(r1 - r0, c1 - c0);
     const index_t count = index_t(order.size());
     auto tile = [&](index_t t) { return std::make_pair(order[t].first + r0, order[t].second + c0); };
+    // Each panel with the first tile that needs it, in tile order (what prefetch walks).
+    for (index_t t = 0; t < count; ++t) {
+      const auto [i, j] = tile(t);
+      for (index_t id : {i, -2 - j})
+        if (std::find_if(need_.begin(), need_.end(), [&](const auto& p) { return p.first == id; }) == need_.end())
+          need_.push_back({id, t});
+    }
     prepare(0, tile(0), {-1, -1});
     compute(0, tile(0));
     for (index_t t = 0; t < count; ++t) {
@@ -227,6 +236,7 @@ class Driver {
         prepare(t + 1, tile(t + 1), tile(t));
         compute(t + 1, tile(t + 1));
       }
+      prefetch(t);
       download(t, tile(t));
     }
     dev_.finish();
@@ -237,6 +247,7 @@ class Driver {
     T* mem = nullptr;
     index_t panel = -1;  // A panel i: i; B panel j: -2 - j
     index_t used = -1;   // the last tile that needed it
+    index_t done = 0;    // source rows of the panel uploaded so far
   };
 
   void* own(std::size_t bytes) {
@@ -258,11 +269,13 @@ class Driver {
 
   // rows x cols of the caller's row-major memory (ld_src) into device memory at dst, whose rows
   // are ld_dst apart; transposed: dst receives the cols x rows transpose. Enqueued on Stream::up.
-  void upload(const T* src, index_t rows, index_t cols, index_t ld_src, T* dst, index_t ld_dst, bool transposed) {
+  // Rows [from, to) only, when given (a panel filled a chunk at a time).
+  void upload(const T* src, index_t rows, index_t cols, index_t ld_src, T* dst, index_t ld_dst, bool transposed,
+              index_t from = 0, index_t to = -1) {
+    if (to < 0) to = rows;
     const index_t ld_stage = transposed ? cols : ld_dst;  // dense for the transpose; as dst's for a direct copy
-    const index_t per = std::max<index_t>(1, index_t(dev_.staging_bytes() / (std::size_t(ld_stage) * sizeof(T))));
-    for (index_t r0 = 0; r0 < rows; r0 += per) {
-      const index_t n = std::min(per, rows - r0);
+    for (index_t r0 = from; r0 < to; r0 += rows_per_chunk(ld_stage)) {
+      const index_t n = std::min(rows_per_chunk(ld_stage), to - r0);
       const int b = next_buffer();
       T* st = static_cast<T*>(dev_.staging(b));
       dev_.pool().run(n, std::size_t(n * cols) * sizeof(T), [&](index_t a, index_t e) {
@@ -284,12 +297,77 @@ class Driver {
     }
   }
 
+  index_t rows_per_chunk(index_t ld_stage) const {
+    return std::max<index_t>(1, index_t(dev_.staging_bytes() / (std::size_t(ld_stage) * sizeof(T))));
+  }
+
+  // Panel `id` as the caller's memory holds it: the source rows a fill walks.
+  struct Source {
+    const T* src;
+    index_t rows, cols, ld_src, ld_dst;
+    bool transposed;
+  };
+  Source source(index_t id) const {
+    const index_t k = g_.k;
+    if (id >= 0) {  // rows [i0, i0 + rows) of op(A): tm x k, ld k
+      const index_t i0 = id * tm_, rows = rows_of(id);
+      if (!g_.trans_a) return {g_.a + i0 * g_.lda, rows, k, g_.lda, k, false};
+      return {g_.a + i0, k, rows, g_.lda, k, true};  // A stored k x m: its columns [i0, i0 + rows)
+    }
+    const index_t j = -2 - id, j0 = j * tn_, cols = cols_of(j);  // columns of op(B): k x cols, ld tn
+    if (!g_.trans_b) return {g_.b + j0, k, cols, g_.ldb, tn_, false};
+    return {g_.b + j0 * g_.ldb, cols, k, g_.ldb, tn_, true};  // B stored n x k: its rows [j0, j0 + cols)
+  }
+
+  // Uploads the next source rows of slot s's panel, up to `rows` of them (all: -1); the slot's
+  // event is recorded when the panel is complete.
+  void fill(int s, index_t rows = -1) {
+    Slot& sl = slot_[std::size_t(s)];
+    const Source src = source(sl.panel);
+    if (sl.done >= src.rows) return;
+    const index_t to = rows < 0 ? src.rows : std::min(src.rows, sl.done + rows);
+    upload(src.src, src.rows, src.cols, src.ld_src, sl.mem, src.ld_dst, src.transposed, sl.done, to);
+    sl.done = to;
+    if (sl.done == src.rows) dev_.record(kEvSlot + s, Stream::up);
+  }
+
+  // While the gemm of tile t runs, the panels later tiles will need go up a chunk at a time into
+  // slots never used yet, so that the host's packing spreads over the tiles that need no new
+  // panel instead of stalling the GPU at those that do.
+  void prefetch(index_t t) {
+    const int cb = int(t % 2);
+    while (!dev_.query(kEvGemm + cb)) {
+      while (ahead_ < index_t(need_.size()) && (need_[std::size_t(ahead_)].second <= t + 1 || resident(need_[std::size_t(ahead_)].first)))
+        ++ahead_;
+      if (ahead_ == index_t(need_.size())) return;
+      const auto [id, tile] = need_[std::size_t(ahead_)];
+      int s = -1;
+      for (auto& sl : slot_)
+        if (sl.panel == id || (s < 0 && sl.panel == -1)) s = int(&sl - slot_.data());
+      if (s < 0) return;  // no free slot: prefetching would evict what a later tile needs
+      Slot& sl = slot_[std::size_t(s)];
+      if (sl.panel != id) {
+        sl.panel = id;
+        sl.used = tile;
+        sl.done = 0;
+      }
+      const Source src = source(id);
+      fill(s, rows_per_chunk(src.transposed ? src.cols : src.ld_dst));
+    }
+  }
+  bool resident(index_t id) const {
+    for (const auto& sl : slot_)
+      if (sl.panel == id) return sl.done == source(id).rows;
+    return false;
+  }
+
   // The slot holding panel `id`, uploading it (into a free slot, or the least recently used one
   // whose panel is not in `keep`) when it is not resident.
   int panel(index_t id, index_t t, std::initializer_list<index_t> keep) {
     for (auto& sl : slot_)
       if (sl.panel == id) {
         sl.used = t;
+        fill(int(&sl - slot_.data()));  // a prefetch may have left it partly filled
         return int(&sl - slot_.data());
       }
     Slot* victim = nullptr;
@@ -301,21 +379,8 @@ class Driver {
     Slot& sl = *victim;
     sl.panel = id;
     sl.used = t;
-    const index_t k = g_.k;
-    if (id >= 0) {  // rows [i0, i0 + rows) of op(A): tm x k, ld k
-      const index_t i0 = id * tm_, rows = rows_of(id);
-      if (!g_.trans_a)
-        upload(g_.a + i0 * g_.lda, rows, k, g_.lda, sl.mem, k, false);
-      else  // A stored k x m: its columns [i0, i0 + rows)
-        upload(g_.a + i0, k, rows, g_.lda, sl.mem, k, true);
-    } else {  // columns [j0, j0 + cols) of op(B): k x cols, ld tn
-      const index_t j = -2 - id, j0 = j * tn_, cols = cols_of(j);
-      if (!g_.trans_b)
-        upload(g_.b + j0, k, cols, g_.ldb, sl.mem, tn_, false);
-      else  // B stored n x k: its rows [j0, j0 + cols)
-        upload(g_.b + j0 * g_.ldb, cols, k, g_.ldb, sl.mem, tn_, true);
-    }
-    dev_.record(kEvSlot + int(&sl - slot_.data()), Stream::up);
+    sl.done = 0;
+    fill(int(&sl - slot_.data()));
     return int(&sl - slot_.data());
   }
 
@@ -391,6 +456,8 @@ class Driver {
   T* cbuf_[2] = {nullptr, nullptr};
   std::vector<Slot> slot_;
   int sa_[2] = {0, 0}, sb_[2] = {0, 0};
+  std::vector<std::pair<index_t, index_t>> need_;  // (panel, first tile needing it)
+  index_t ahead_ = 0;                               // prefetch's position in need_
   std::vector<void*> owned_;
 };
 

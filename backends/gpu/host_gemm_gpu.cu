@@ -14,6 +14,15 @@
 #include "host_gemm.hpp"
 #include "kernels.hpp"
 
+// (Used here only, so not in portability.hpp.)
+#if defined(__HIPCC__)
+#define gpuEventQuery hipEventQuery
+#define gpuErrorNotReady hipErrorNotReady
+#else
+#define gpuEventQuery cudaEventQuery
+#define gpuErrorNotReady cudaErrorNotReady
+#endif
+
 namespace tilekit::gpu {
 namespace {
 
@@ -120,6 +129,12 @@ class GpuDevice final : public staging::Device {
   void record(int e, staging::Stream s) override { TILEKIT_GPU_CHECK(gpuEventRecord(event(e), stream(s))); }
   void wait(staging::Stream s, int e) override { TILEKIT_GPU_CHECK(gpuStreamWaitEvent(stream(s), event(e), 0)); }
   void host_wait(int e) override { TILEKIT_GPU_CHECK(gpuEventSynchronize(event(e))); }
+  bool query(int e) override {
+    const gpuError_t r = gpuEventQuery(event(e));
+    if (r == gpuErrorNotReady) return false;
+    TILEKIT_GPU_CHECK(r);
+    return true;
+  }
   void finish() override {
     for (auto* s : streams_) TILEKIT_GPU_CHECK(gpuStreamSynchronize(s));
   }
