@@ -7,6 +7,8 @@
 // alpha 0, k 0, ld > cols, several devices, and device memory too small to keep every panel.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <deque>
@@ -359,6 +361,15 @@ TEST(HostGemmEngine, PoolCoversEveryIndexOnce) {
                           if (a > 0) throw std::runtime_error("worker failed");
                         }),
                std::runtime_error);
+  std::atomic<int> ran{0};
+  EXPECT_THROW(pool.run(8, std::size_t(1) << 20,
+                        [&](index_t a, index_t) {
+                          if (a == 0) throw std::runtime_error("caller's part failed");
+                          std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                          ++ran;
+                        }),
+               std::runtime_error);
+  EXPECT_EQ(ran.load(), 3);  // the workers' parts finished before run returned
 }
 
 }  // namespace

@@ -69,7 +69,12 @@ class Pool {
       ++generation_;
     }
     wake_.notify_all();
-    fn(0, n / parts);
+    try {
+      fn(0, n / parts);
+    } catch (...) {  // the workers still use fn: wait for them first
+      std::lock_guard<std::mutex> l(m_);
+      if (!error_) error_ = std::current_exception();
+    }
     std::unique_lock<std::mutex> l(m_);
     done_.wait(l, [this] { return pending_ == 0; });
     fn_ = nullptr;
