@@ -287,8 +287,15 @@ bool run_host_memory(Backend& be, const Call<T>& g, bool& c_written) {
   h.ldc = g.ldc;
   h.devices = settings().devices;
   h.tile = settings().gpu_tile;
-  c_written = true;  // once it starts, several devices may have written parts of C when one fails
-  if (try_gemm_host(be, h)) return true;
+  // Once it runs, several devices may have written parts of C when one fails; the path reports a
+  // shortage of device memory (ResourceError) only before it writes C: then the call runs elsewhere.
+  c_written = true;
+  try {
+    if (try_gemm_host(be, h)) return true;
+  } catch (const ResourceError&) {
+    c_written = false;
+    throw;
+  }
   c_written = false;
   return false;
 }

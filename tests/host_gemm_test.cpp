@@ -40,7 +40,10 @@ class FakeDevice : public Device {
 
   std::size_t memory_budget() override { return budget_; }
   index_t max_matrix_elements() const override { return (index_t(1) << 31) - 1; }
+  int allocations_left = 1 << 30;  // then allocate throws ResourceError, as a full device does
+  int gemms_left = 1 << 30;        // then gemm throws ResourceError (a failure after C was written)
   void* allocate(std::size_t bytes) override {
+    if (allocations_left-- <= 0) throw tilekit::ResourceError("fake device: out of memory");
     // Filled with NaN-like bytes: a gemm that reads C with beta == 0, or a panel never uploaded, shows.
     auto* p = new unsigned char[bytes + 1];
     std::memset(p, 0xFF, bytes + 1);
@@ -69,8 +72,12 @@ class FakeDevice : public Device {
   }
   void transpose(const tilekit::TransposeArgs<float>& a) override { push(Stream::up, [=] { tr(a); }); }
   void transpose(const tilekit::TransposeArgs<double>& a) override { push(Stream::up, [=] { tr(a); }); }
-  void gemm(const tilekit::GemmArgs<float>& a) override { push(Stream::compute, [=] { mm(a); }); ++gemms_; }
-  void gemm(const tilekit::GemmArgs<double>& a) override { push(Stream::compute, [=] { mm(a); }); ++gemms_; }
+  void gemm(const tilekit::GemmArgs<float>& a) override { count_gemm(); push(Stream::compute, [=] { mm(a); }); }
+  void gemm(const tilekit::GemmArgs<double>& a) override { count_gemm(); push(Stream::compute, [=] { mm(a); }); }
+  void count_gemm() {
+    if (gemms_left-- <= 0) throw tilekit::ResourceError("fake device: launch failed");
+    ++gemms_;
+  }
 
   void record(int e, Stream s) override {
     const long gen = ++recorded_[e];
@@ -345,6 +352,34 @@ TEST(HostGemmEngine, PrefetchedPanelsInChunks) {
       check<float>({ta, tb, 40, 36, 30, 0.5, 2.0, 2, 7, 2}, seed + 2);
       seed += 4;
     }
+}
+
+TEST(HostGemmEngine, ShortOfMemoryFailsBeforeWritingC) {
+  HostGemm<double> g;
+  g.m = g.n = 12;
+  g.k = 5;
+  std::vector<double> a(60, 1), b(60, 1), c(144, -7);
+  g.a = a.data();
+  g.b = b.data();
+  g.c = c.data();
+  g.lda = 5;
+  g.ldb = g.ldc = 12;
+  FakeDevice d0(1, 1024, 2, std::size_t(1) << 20), d1(2, 1024, 2, std::size_t(1) << 20);
+  d1.allocations_left = 3;  // the second device cannot allocate its panels
+  std::vector<Device*> devs{&d0, &d1};
+  EXPECT_THROW(run(devs, g, 4), tilekit::ResourceError);
+  for (double x : c) ASSERT_EQ(x, -7.0) << "C written by a call that failed for memory";
+  // A failure after C was written is not a ResourceError (the caller must not run the call again).
+  FakeDevice d2(3, 1024, 2, std::size_t(1) << 20);
+  d2.gemms_left = 3;
+  std::vector<Device*> devs2{&d2};
+  try {
+    run(devs2, g, 4);
+    ADD_FAILURE() << "no error";
+  } catch (const tilekit::ResourceError&) {
+    ADD_FAILURE() << "ResourceError after C was written";
+  } catch (const tilekit::DeviceError&) {
+  }
 }
 
 TEST(HostGemmEngine, PoolCoversEveryIndexOnce) {

@@ -26,6 +26,7 @@
 #include <functional>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -198,12 +199,13 @@ constexpr int kEvStaging = 0, kEvSlot = 1000, kEvCUp = 100000, kEvGemm = 100010;
 template <class T>
 class Driver {
  public:
-  Driver(Device& dev, const HostGemm<T>& g, index_t tm, index_t tn) : dev_(dev), g_(g), tm_(tm), tn_(tn) {
-    dev_.enter();
-  }
+  // The device's share: tile rows [r0, r1) x tile columns [c0, c1) of C.
+  Driver(Device& dev, const HostGemm<T>& g, index_t tm, index_t tn, index_t r0, index_t r1, index_t c0, index_t c1)
+      : dev_(dev), g_(g), tm_(tm), tn_(tn), r0_(r0), r1_(r1), c0_(c0), c1_(c1) {}
   ~Driver() {
     // After an error: let what is in flight end before its memory goes.
     try {
+      dev_.enter();
       dev_.finish();
     } catch (...) {
     }
@@ -211,19 +213,32 @@ class Driver {
     dev_.leave();
   }
 
-  // Tile rows [r0, r1) x tile columns [c0, c1) of C, with `slots` panel slots.
-  void run(index_t r0, index_t r1, index_t c0, index_t c1, index_t slots) {
-    const index_t k = g_.k;
-    const std::size_t s = sizeof(T);
-    nbuf_ = dev_.staging_count();
-    pending_.assign(std::size_t(nbuf_), false);
-    twin_.assign(std::size_t(nbuf_), nullptr);  // allocated by the first transposed upload
-    for (int b = 0; b < 2; ++b) cbuf_[b] = static_cast<T*>(own(std::size_t(tm_ * tn_) * s));
-    slots = std::min(slots, (r1 - r0) + (c1 - c0));  // every panel this device needs, at most
-    const std::size_t slot_bytes = std::size_t(std::max(tm_, tn_) * k) * s;
-    slot_.assign(std::size_t(slots), Slot{});
-    for (auto& sl : slot_) sl.mem = static_cast<T*>(own(slot_bytes));
+  // Every device allocation of the call, with `slots` panel slots, before any device starts (so
+  // that a device short of memory fails the call before C is written).
+  void setup(index_t slots) {
+    dev_.enter();
+    try {
+      const std::size_t s = sizeof(T);
+      nbuf_ = dev_.staging_count();
+      pending_.assign(std::size_t(nbuf_), false);
+      twin_.assign(std::size_t(nbuf_), nullptr);
+      if (g_.trans_a || g_.trans_b)  // transposed operands go through a device twin of each staging buffer
+        for (auto& t : twin_) t = static_cast<T*>(own(dev_.staging_bytes()));
+      for (int b = 0; b < 2; ++b) cbuf_[b] = static_cast<T*>(own(std::size_t(tm_ * tn_) * s));
+      slots = std::min(slots, (r1_ - r0_) + (c1_ - c0_));  // every panel this device needs, at most
+      const std::size_t slot_bytes = std::size_t(std::max(tm_, tn_) * g_.k) * s;
+      slot_.assign(std::size_t(slots), Slot{});
+      for (auto& sl : slot_) sl.mem = static_cast<T*>(own(slot_bytes));
+    } catch (...) {
+      dev_.leave();
+      throw;
+    }
+    dev_.leave();
+  }
 
+  void run() {
+    dev_.enter();
+    const index_t r0 = r0_, r1 = r1_, c0 = c0_, c1 = c1_;
     const auto order = square_order(r1 - r0, c1 - c0);
     const index_t count = index_t(order.size());
     auto tile = [&](index_t t) { return std::make_pair(order[t].first + r0, order[t].second + c0); };
@@ -245,6 +260,7 @@ class Driver {
       download(t, tile(t));
     }
     dev_.finish();
+    dev_.leave();
   }
 
  private:
@@ -292,8 +308,7 @@ class Driver {
       if (!transposed) {
         dev_.copy_up(dst + r0 * ld_dst, st, bytes);
       } else {
-        T*& twin = twin_[std::size_t(b)];
-        if (!twin) twin = static_cast<T*>(own(dev_.staging_bytes()));
+        T* twin = twin_[std::size_t(b)];
         dev_.copy_up(twin, st, bytes);
         dev_.transpose(TransposeArgs<T>{n, cols, twin_[std::size_t(b)], cols, dst + r0, ld_dst});
       }
@@ -454,7 +469,7 @@ class Driver {
 
   Device& dev_;
   const HostGemm<T>& g_;
-  index_t tm_, tn_;
+  index_t tm_, tn_, r0_, r1_, c0_, c1_;
   int nbuf_ = 0, next_ = 0;
   std::vector<bool> pending_;
   std::vector<T*> twin_;
@@ -495,7 +510,8 @@ bool fits_staging(const HostGemm<T>& g, const std::vector<Device*>& devs) {
 
 // Runs g on the devices (each from its own host thread; the first on the calling thread), C's
 // tile grid split between them in blocks of tile rows (or columns, when there are more of
-// those). tile: the C tile edge (0: auto_tile). Throws what a device throws (the first error).
+// those). tile: the C tile edge (0: auto_tile). Throws what a device throws (the first error);
+// ResourceError only before anything was written to C.
 template <class T>
 void run(const std::vector<Device*>& devs, const HostGemm<T>& g, index_t tile = 0) {
   if (g.m == 0 || g.n == 0) return;
@@ -531,15 +547,20 @@ void run(const std::vector<Device*>& devs, const HostGemm<T>& g, index_t tile = 
   const bool by_rows = gr >= gc;
   const index_t blocks = by_rows ? gr : gc;
   const index_t used = std::min<index_t>(index_t(devs.size()), blocks);
+  std::vector<std::unique_ptr<detail::Driver<T>>> drivers;
+  for (index_t d = 0; d < used; ++d) {
+    const index_t b0 = blocks * d / used, b1 = blocks * (d + 1) / used;
+    drivers.push_back(by_rows ? std::make_unique<detail::Driver<T>>(*devs[std::size_t(d)], g, tm, tn, b0, b1, 0, gc)
+                              : std::make_unique<detail::Driver<T>>(*devs[std::size_t(d)], g, tm, tn, 0, gr, b0, b1));
+  }
+  for (auto& drv : drivers) drv->setup(slots);  // ResourceError here: nothing written
+  // From here C is being written: a failure is reported as a DeviceError, never a ResourceError.
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(used));
   auto drive = [&](index_t d) {
     try {
-      const index_t b0 = blocks * d / used, b1 = blocks * (d + 1) / used;
-      detail::Driver<T> drv(*devs[std::size_t(d)], g, tm, tn);
-      if (by_rows)
-        drv.run(b0, b1, 0, gc, slots);
-      else
-        drv.run(0, gr, b0, b1, slots);
+      drivers[std::size_t(d)]->run();
+    } catch (const ResourceError& e) {
+      errors[std::size_t(d)] = std::make_exception_ptr(DeviceError(e.what()));
     } catch (...) {
       errors[std::size_t(d)] = std::current_exception();
     }

@@ -140,7 +140,8 @@ class Backend {
   // transfers with the compute, over one or several devices). has_gemm_host: the backend has
   // such a path; gemm_host runs a validated call (front end: tilekit::gemm_host) and returns
   // false, having read and written nothing, when it cannot take this call (the caller then
-  // stages the operands itself).
+  // stages the operands itself). It throws ResourceError only before it writes C (a device short
+  // of memory: the caller may run the call elsewhere); any failure after is another Error.
   virtual bool has_gemm_host() const { return false; }
   virtual bool gemm_host(const HostGemm<float>&) { return false; }
   virtual bool gemm_host(const HostGemm<double>&) { return false; }

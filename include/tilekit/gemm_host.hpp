@@ -14,7 +14,8 @@ namespace tilekit {
 // Validates g (shapes and leading dimensions, as HostGemm documents; tilekit::Error naming the
 // problem, nothing written) and runs it on be. Throws tilekit::Error when be has no host-memory
 // path (be.has_gemm_host() is false: host backends take views of host memory, Matrix::view) or
-// declines this call; DeviceError / ResourceError from the device.
+// declines this call; ResourceError when a device is short of memory (C not written), another
+// DeviceError for a device failure (C may be partly written).
 // Calls on one backend are serialized (Backend::call_mutex), from any number of host threads.
 template <class T>
 void gemm_host(Backend& be, const HostGemm<T>& g);
