@@ -180,7 +180,7 @@ void run(int n, int reps, int ndev, const std::vector<int>& blocks, Best& best, 
   auto xt = [&](int devices, int& chosen, const char* what) {
     cublasXtHandle_t h;
     XT_CHECK(cublasXtCreate(&h));
-    std::vector<int> ids(std::size_t(devices));
+    std::vector<int> ids(static_cast<std::size_t>(devices));
     for (int i = 0; i < devices; ++i) ids[std::size_t(i)] = i;
     XT_CHECK(cublasXtDeviceSelect(h, devices, ids.data()));
     double best_s = std::numeric_limits<double>::infinity();

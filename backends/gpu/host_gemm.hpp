@@ -193,8 +193,9 @@ inline std::vector<std::pair<index_t, index_t>> square_order(index_t r, index_t 
 
 namespace detail {
 
-// Event names (Device::record): per staging buffer, per panel slot, per C buffer.
-constexpr int kEvStaging = 0, kEvSlot = 1000, kEvCUp = 100000, kEvGemm = 100010;
+// Event names (Device::record), dense from 0: per C buffer (its upload, its gemm), per staging
+// buffer (at most kMaxStaging), per panel slot.
+constexpr int kEvCUp = 0, kEvGemm = 2, kEvStaging = 4, kMaxStaging = 64, kEvSlot = kEvStaging + kMaxStaging;
 
 template <class T>
 class Driver {
@@ -219,7 +220,7 @@ class Driver {
     dev_.enter();
     try {
       const std::size_t s = sizeof(T);
-      nbuf_ = dev_.staging_count();
+      nbuf_ = std::min(dev_.staging_count(), kMaxStaging);
       pending_.assign(std::size_t(nbuf_), false);
       twin_.assign(std::size_t(nbuf_), nullptr);
       if (g_.trans_a || g_.trans_b)  // transposed operands go through a device twin of each staging buffer
@@ -238,16 +239,27 @@ class Driver {
 
   void run() {
     dev_.enter();
+    try {
+      tiles();
+    } catch (...) {
+      dev_.leave();
+      throw;
+    }
+    dev_.leave();
+  }
+
+ private:
+  void tiles() {
     const index_t r0 = r0_, r1 = r1_, c0 = c0_, c1 = c1_;
     const auto order = square_order(r1 - r0, c1 - c0);
     const index_t count = index_t(order.size());
     auto tile = [&](index_t t) { return std::make_pair(order[t].first + r0, order[t].second + c0); };
     // Each panel with the first tile that needs it, in tile order (what prefetch walks).
+    std::vector<char> seen_a(std::size_t(r1 - r0), 0), seen_b(std::size_t(c1 - c0), 0);
     for (index_t t = 0; t < count; ++t) {
       const auto [i, j] = tile(t);
-      for (index_t id : {i, -2 - j})
-        if (std::find_if(need_.begin(), need_.end(), [&](const auto& p) { return p.first == id; }) == need_.end())
-          need_.push_back({id, t});
+      if (!seen_a[std::size_t(i - r0)]) seen_a[std::size_t(i - r0)] = 1, need_.push_back({i, t});
+      if (!seen_b[std::size_t(j - c0)]) seen_b[std::size_t(j - c0)] = 1, need_.push_back({-2 - j, t});
     }
     prepare(0, tile(0), {-1, -1});
     compute(0, tile(0));
@@ -260,10 +272,8 @@ class Driver {
       download(t, tile(t));
     }
     dev_.finish();
-    dev_.leave();
   }
 
- private:
   struct Slot {
     T* mem = nullptr;
     index_t panel = -1;  // A panel i: i; B panel j: -2 - j

@@ -144,11 +144,9 @@ class GpuDevice final : public staging::Device {
   // Created at first use, on this device (the driving thread has entered it); an event never
   // recorded is complete, as Device requires.
   gpuEvent_t event(int e) {
-    for (auto& [id, ev] : events_)
-      if (id == e) return ev;
-    gpuEvent_t ev = nullptr;
-    TILEKIT_GPU_CHECK(gpuEventCreateNoTiming(&ev));
-    events_.push_back({e, ev});
+    if (std::size_t(e) >= events_.size()) events_.resize(std::size_t(e) + 1, nullptr);
+    gpuEvent_t& ev = events_[std::size_t(e)];
+    if (!ev) TILEKIT_GPU_CHECK(gpuEventCreateNoTiming(&ev));
     return ev;
   }
   template <class T>
@@ -174,7 +172,8 @@ class GpuDevice final : public staging::Device {
   // Errors are ignored: at exit the runtime may already be shutting down.
   void free_all() noexcept {
     trim(0);
-    for (auto& [id, ev] : events_) (void)gpuEventDestroy(ev);
+    for (gpuEvent_t ev : events_)
+      if (ev) (void)gpuEventDestroy(ev);
     events_.clear();
     for (void* p : staging_) (void)gpuFreeHost(p);
     staging_.clear();
@@ -193,7 +192,7 @@ class GpuDevice final : public staging::Device {
   staging::Pool pool_;
   gpuStream_t streams_[3] = {nullptr, nullptr, nullptr};
   std::vector<void*> staging_;
-  std::vector<std::pair<int, gpuEvent_t>> events_;
+  std::vector<gpuEvent_t> events_;  // by the engine's event names (dense from 0)
 };
 
 // The devices' staging state, for the process; calls are serialized (they share it).
