@@ -14,9 +14,10 @@
 #              environment), and, where that is not its widest kernel for an AVX-512 CPU (Debian's
 #              0.3.21 falls back to Prescott or Haswell on CPUs it does not know), with
 #              OPENBLAS_CORETYPE=SKYLAKEX: the library at its best, as `tilekit compare`'s peer.
-#   crossover  a GPU machine: sgemm_ from host memory on cuda (TILEKIT_BLAS_GPU_MIN=0) and on
-#              openmp at 256..8192, and the smallest size from which cuda is faster: what
-#              TILEKIT_BLAS_GPU_MIN should be.
+#   crossover  a GPU machine: sgemm_/dgemm_ from host memory on cuda (TILEKIT_BLAS_GPU_MIN=0: the
+#              GPU path with its pinned staging and overlapped tiles) and on openmp (every core)
+#              at 256..8192, and the smallest size from which cuda is faster, per dtype; the larger
+#              of the two is what blas.gpu_min's default should be (RESULT blas_gpu_min).
 #   device     a GPU machine: at 16384, the host-memory SGEMM/DGEMM through the BLAS as a
 #              fraction of tilekit::gemm on device memory (cuda; target >= 0.85).
 # Lines starting with RESULT are for the bench driver.
@@ -102,15 +103,20 @@ for mode in "${modes[@]}"; do
       ;;
     crossover)
       sizes=256,384,512,768,1024,1536,2048,3072,4096,6144,8192
+      found_all=""
       for dt in float double; do
         TILEKIT_BLAS_GPU_MIN=0 "$bench" --backend cuda --sizes $sizes --reps 5 --dtype $dt | tee /tmp/blas_cuda.$$
         "$bench" --backend openmp --sizes $sizes --reps 5 --dtype $dt | tee /tmp/blas_omp.$$
         paste <(sed -n 's/.* n=\([0-9]*\) .* s=\([0-9.]*\) .*/\1 \2/p' /tmp/blas_cuda.$$) \
               <(sed -n 's/.* s=\([0-9.]*\) .*/\1/p' /tmp/blas_omp.$$) |
           awk -v dt=$dt '{ if (!found && $2 < $3) { found = $1 } } END {
-            printf "RESULT blas_crossover dtype=%s n=%s\n", dt, found ? found : "none" }'
-        rm -f /tmp/blas_cuda.$$ /tmp/blas_omp.$$
+            printf "RESULT blas_crossover dtype=%s n=%s\n", dt, found ? found : "none" }' | tee /tmp/blas_x.$$
+        found_all+=" $(sed -n 's/.* n=//p' /tmp/blas_x.$$)"
+        rm -f /tmp/blas_cuda.$$ /tmp/blas_omp.$$ /tmp/blas_x.$$
       done
+      # blas.gpu_min: where both float and double are faster on the GPU ("none": beyond 8192).
+      echo "$found_all" | awk '{ m = 0; for (i = 1; i <= NF; i++) { if ($i == "none") { m = "none"; break } if ($i + 0 > m) m = $i + 0 }
+        printf "RESULT blas_gpu_min n=%s (set blas.gpu_min in src/tunings.cpp and kDefaultGpuMin in blas/settings.hpp to it)\n", m }'
       ;;
     device)
       for dt in float double; do TILEKIT_BLAS_GPU_MIN=0 "$bench" --backend cuda --size 16384 --reps 5 --dtype $dt; done

@@ -19,6 +19,7 @@
 
 #include "settings.hpp"
 #include "system_blas.hpp"
+#include "tilekit/gemm_host.hpp"
 #include "tilekit/ops.hpp"
 
 namespace tilekit::blas {
@@ -247,6 +248,58 @@ void run_on_device(Backend& be, const Call<T>& g, bool& c_written) {
     std::memcpy(g.c + r * g.ldc, out.data() + r * g.m, std::size_t(g.m) * sizeof(T));
 }
 
+// A GPU backend's own host-memory path (Backend::gemm_host): C^T = op(B)^T op(A)^T + beta C^T
+// as a row-major gemm on the caller's memory, tiles of C staged through pinned buffers over the
+// devices blas.devices names, transposes on the device. false: the backend has none, or declines
+// the call (nothing read or written); the caller then stages it whole (run_on_device).
+template <class T>
+bool run_host_memory(Backend& be, const Call<T>& g, bool& c_written) {
+  if (!be.has_gemm_host()) return false;
+  // blas.devices is checked against the machine once, by an empty call: a device that does not
+  // exist is the user's setting, reported as one (and never after C was written).
+  static const bool devices_checked = [&be] {
+    HostGemm<T> probe;
+    probe.lda = probe.ldb = probe.ldc = 1;
+    probe.devices = settings().devices;
+    try {
+      try_gemm_host(be, probe);
+    } catch (const DeviceError&) {
+      // the device itself failed: the call reports that (or runs elsewhere)
+    } catch (const Error& e) {
+      die(2, std::string("TILEKIT_BLAS_DEVICES: ") + e.what());
+    }
+    return true;
+  }();
+  (void)devices_checked;
+  HostGemm<T> h;
+  h.trans_a = g.tb != 'N';  // X = op(B)^T: B itself read row-major, or the transpose of B's rows
+  h.trans_b = g.ta != 'N';  // Y = op(A)^T
+  h.m = g.n;
+  h.n = g.m;
+  h.k = g.k;
+  h.alpha = g.alpha;
+  h.a = g.b;
+  h.lda = g.ldb;
+  h.b = g.a;
+  h.ldb = g.lda;
+  h.beta = g.beta;
+  h.c = g.c;
+  h.ldc = g.ldc;
+  h.devices = settings().devices;
+  h.tile = settings().gpu_tile;
+  // Once it runs, several devices may have written parts of C when one fails; the path reports a
+  // shortage of device memory (ResourceError) only before it writes C: then the call runs elsewhere.
+  c_written = true;
+  try {
+    if (try_gemm_host(be, h)) return true;
+  } catch (const ResourceError&) {
+    c_written = false;
+    throw;
+  }
+  c_written = false;
+  return false;
+}
+
 template <class T>
 using Fortran = void(const char*, const char*, const int*, const int*, const int*, const T*, const T*, const int*,
                      const T*, const int*, const T*, T*, const int*, std::size_t, std::size_t);
@@ -265,7 +318,9 @@ Backend* first_choice(const Call<T>& g) {
   Backend& p = primary();
   if (p.host_accessible()) return largest_view(g) <= p.max_matrix_elements() ? &p : host_backend_for(largest_view(g));
   const std::int64_t min_dim = std::min({g.m, g.n, g.k});
-  if (min_dim < settings().gpu_min || largest_dense(g) > p.max_matrix_elements()) return host_backend_for(largest_view(g));
+  // The host-memory path computes in tiles that the kernels address; whole-matrix staging needs each matrix to fit.
+  if (min_dim < settings().gpu_min || (!p.has_gemm_host() && largest_dense(g) > p.max_matrix_elements()))
+    return host_backend_for(largest_view(g));
   return &p;
 }
 
@@ -294,7 +349,7 @@ void run(Entry entry, const Call<T>& g) {
     try {
       if (be->host_accessible() && !settings().stage_always)
         run_on_host(*be, g, c_written);
-      else
+      else if (!run_host_memory(*be, g, c_written))
         run_on_device(*be, g, c_written);
       counts.ran_on[place_of(*be)].fetch_add(1, std::memory_order_relaxed);
       ran = kPlaces[place_of(*be)];

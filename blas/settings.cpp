@@ -3,6 +3,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
+#include <algorithm>
 
 #include "tilekit/tunings.hpp"
 #include "tilekit/types.hpp"
@@ -23,6 +25,14 @@ Settings read(bool lenient) {
     const std::string system = tuning("blas.system");
     s.system = system == "default" ? std::string() : system;
     s.stage_always = tuning("blas.stage") == "always";
+    s.gpu_tile = tuning_int("blas.gpu_tile");
+    const std::string devices = tuning("blas.devices");
+    if (devices != "all")
+      for (std::size_t p = 0; p < devices.size();) {
+        const std::size_t e = std::min(devices.find(',', p), devices.size());
+        s.devices.push_back(std::atoi(devices.substr(p, e - p).c_str()));
+        p = e + 1;
+      }
   } catch (const Error& e) {
     if (lenient) return Settings{};
     std::fprintf(stderr, "tilekit-blas: %s\n", e.what());

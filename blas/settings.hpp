@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tilekit::blas {
 
@@ -27,6 +28,12 @@ struct Settings {
   // the backend's memory is not host memory (GPUs); always copies them on host backends too, as
   // a GPU call would (to measure the copies, and to check that path where there is no GPU).
   bool stage_always = false;
+  // blas.devices (TILEKIT_BLAS_DEVICES): the GPUs one call from host memory is spread over
+  // (runtime ordinals, after CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES); empty: all.
+  std::vector<int> devices;
+  // blas.gpu_tile (TILEKIT_BLAS_GPU_TILE): the edge of the tiles of C a GPU call is computed
+  // in; 0: chosen from the sizes (at most 4096, at least two tiles a side above 1024).
+  std::int64_t gpu_tile = 0;
 
   // Provisional until measured on a GPU: the staging of A, B and C costs about as much as the
   // CPU's compute near n = 1000 on an H100 host over PCIe 5 (bench/blas_bench.sh crossover).

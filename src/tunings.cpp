@@ -142,6 +142,11 @@ std::vector<Tuning> make_table() {
                       "a call runs on a GPU backend only when m, n and k are all at least this; below, on the best CPU backend"));
   t.push_back(choice("blas.stage", "blas", {"auto", "always"}, "auto",
                      "copy the operands into backend matrices only where backend memory is not host memory, or always"));
+  t.push_back(choice("blas.devices", "blas", {"all"}, "all",
+                     "the GPUs one host-memory call is spread over: all (every device the runtime shows) or a list of ordinals"));
+  t.back().pattern = "a comma-separated list of device ordinals (0,1)";
+  t.push_back(integer("blas.gpu_tile", "blas", 0, (std::int64_t(1) << 31) - 1, 0,
+                      "the edge of the C tiles a GPU call from host memory is computed in (0: chosen from the sizes)"));
   t.push_back(choice("blas.system", "blas", {"default"}, "default",
                      "the BLAS library the routines tilekit does not implement come from (default: OpenBLAS, then the reference BLAS)"));
   t.back().pattern = "a library file name or path";
@@ -158,6 +163,10 @@ std::vector<Tuning> make_table() {
 // Values some tunings accept beyond their list: a pattern, checked here.
 bool accepts_pattern(const Tuning& t, const std::string& v) {
   if (t.name == "blas.system") return !v.empty();
+  if (t.name == "blas.devices") {  // 0 or 0,1,...: digits separated by single commas
+    if (v.empty() || v.front() == ',' || v.back() == ',' || v.find(",,") != std::string::npos) return false;
+    return v.find_first_not_of("0123456789,") == std::string::npos && v.size() < 200;
+  }
   if (t.name == "openmp.gemm.grid") {
     int r = 0, c = 0;
     char tail = 0;

@@ -51,6 +51,12 @@ class GpuBackend : public Backend {
   void conv2d(const Plan& pl, const Conv2dArgs<float>& a) override;
   void conv2d(const Plan& pl, const Conv2dArgs<double>& a) override;
 
+  // Host-memory gemm (host_gemm_gpu.cu): tiles of C over the devices the call names (all by
+  // default), operands staged through pinned buffers, transfers overlapped with the gemms.
+  bool has_gemm_host() const override { return available_; }
+  bool gemm_host(const HostGemm<float>& g) override;
+  bool gemm_host(const HostGemm<double>& g) override;
+
   const DeviceProps& props() const { return props_; }
   gpuStream_t stream() const { return stream_; }
   // The launch plan_launch() gives this device (or, without one, the datasheet device of this

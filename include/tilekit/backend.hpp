@@ -26,6 +26,30 @@ struct Problem {
 
 class Backend;
 
+// A GEMM on operands in the caller's host memory: C = alpha op(A) op(B) + beta C, row-major, C
+// m x n (ldc >= n). op(A) is m x k: A itself (lda >= k) or, trans_a, the transpose of A stored
+// k x m (lda >= m); likewise op(B), k x n: B (ldb >= n) or the transpose of B stored n x k
+// (ldb >= k). beta == 0 never reads C; alpha == 0 or k == 0 never reads A or B.
+// tilekit::gemm_host (gemm_host.hpp) validates one and runs it; Backend::gemm_host runs it.
+template <class T>
+struct HostGemm {
+  bool trans_a = false, trans_b = false;
+  index_t m = 0, n = 0, k = 0;
+  T alpha = T(1);
+  const T* a = nullptr;
+  index_t lda = 0;
+  const T* b = nullptr;
+  index_t ldb = 0;
+  T beta = T(0);
+  T* c = nullptr;
+  index_t ldc = 0;
+  // Runtime ordinals of the devices to spread the call over (empty: every device the runtime
+  // shows; CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES apply).
+  std::vector<int> devices;
+  // The edge of the tiles of C the call is computed in (0: chosen from the sizes).
+  index_t tile = 0;
+};
+
 // How one call runs, decided once (Backend::plan) and followed by the kernel: the resolved tile,
 // and whatever else the backend decided (launch shape, which kernel, the tunings in effect) in
 // `detail`, which only the backend that made the plan reads.
@@ -110,6 +134,17 @@ class Backend {
   virtual void transpose(const Plan&, const TransposeArgs<double>&) = 0;
   virtual void conv2d(const Plan&, const Conv2dArgs<float>&) = 0;
   virtual void conv2d(const Plan&, const Conv2dArgs<double>&) = 0;
+
+  // ---- host memory: a GEMM on operands in the caller's memory, for backends whose memory is not
+  // host memory (the GPU backends stage the operands through pinned buffers, overlapping the
+  // transfers with the compute, over one or several devices). has_gemm_host: the backend has
+  // such a path; gemm_host runs a validated call (front end: tilekit::gemm_host) and returns
+  // false, having read and written nothing, when it cannot take this call (the caller then
+  // stages the operands itself). It throws ResourceError only before it writes C (a device short
+  // of memory: the caller may run the call elsewhere); any failure after is another Error.
+  virtual bool has_gemm_host() const { return false; }
+  virtual bool gemm_host(const HostGemm<float>&) { return false; }
+  virtual bool gemm_host(const HostGemm<double>&) { return false; }
 
   // ---- peers timed beside the kernels in `tilekit compare` ("" = this backend has none)
   virtual std::string gemm_peer_name() const { return {}; }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tilekit/backend.hpp"
+#include "tilekit/gemm_host.hpp"
 #include "tilekit/matrix.hpp"
 #include "tilekit/ops.hpp"
 #include "tilekit/types.hpp"

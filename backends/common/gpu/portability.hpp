@@ -105,6 +105,13 @@ using gpuDeviceProp_t = tilekit::gpu::hip_compat::DeviceProp;
 #define gpuFuncGetAttributes hipFuncGetAttributes
 #define gpuLaunchKernel hipLaunchKernel
 using gpuFuncAttributes = hipFuncAttributes;
+// The host-memory gemm's staging (backends/gpu/host_gemm_gpu.cu).
+#define gpuGetDevice hipGetDevice
+#define gpuHostAllocPortable(p, bytes) hipHostMalloc(p, bytes, hipHostMallocPortable)
+#define gpuFreeHost hipHostFree
+#define gpuStreamWaitEvent hipStreamWaitEvent
+#define gpuEventCreateNoTiming(e) hipEventCreateWithFlags(e, hipEventDisableTiming)
+#define gpuMemGetInfo hipMemGetInfo
 
 #else  // CUDA
 #include <cuda_runtime.h>
@@ -150,6 +157,13 @@ inline constexpr gpuMemcpyKind gpuMemcpyDeviceToDevice = cudaMemcpyDeviceToDevic
 #define gpuFuncGetAttributes cudaFuncGetAttributes
 #define gpuLaunchKernel cudaLaunchKernel
 using gpuFuncAttributes = cudaFuncAttributes;
+// The host-memory gemm's staging (backends/gpu/host_gemm_gpu.cu).
+#define gpuGetDevice cudaGetDevice
+#define gpuHostAllocPortable(p, bytes) cudaHostAlloc(p, bytes, cudaHostAllocPortable)
+#define gpuFreeHost cudaFreeHost
+#define gpuStreamWaitEvent cudaStreamWaitEvent
+#define gpuEventCreateNoTiming(e) cudaEventCreateWithFlags(e, cudaEventDisableTiming)
+#define gpuMemGetInfo cudaMemGetInfo
 #endif
 
 namespace tilekit::gpu {

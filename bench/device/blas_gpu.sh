@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# Run ON THE DEVICE machine (one GPU or two), from the repository root, after
+# `bash bench/device/build.sh` has built build-device/: libtilekit_blas' GPU path from host memory
+# (backends/gpu/host_gemm.hpp, docs/design/blas-gpu-staging.md).
+#
+#   bash bench/device/blas_gpu.sh [BUILD_DIR] [STAGES]     (BUILD_DIR default build-device)
+#
+# STAGES (default "tests sanitize bench"; "crossover" on request):
+#   tests      the engine's fake-device test; libtilekit_blas' own tests with every call on the GPU
+#              (TILEKIT_BLAS_BACKEND=cuda, TILEKIT_BLAS_GPU_MIN=0), with the automatic tiles and with
+#              7-wide tiles (many tiles, every transpose on the device), on device 0 alone and, with two
+#              GPUs, on both; netlib's testers the same way when .device/blastest holds them
+#              (BLAS_TESTERS_DIR, scripts/blas-testers.sh).
+#   sanitize   compute-sanitizer memcheck over a BLAS run of the new path (odd shapes, 64-wide tiles).
+#   bench      tilekit_blas_xt_bench: SGEMM and DGEMM at 16384 and 32768 from pageable host memory:
+#              tilekit's host path on 1 GPU and on all, cuBLASXt on 1 and on all (block dims 2048 and
+#              4096 at 16384, the better one at 32768), tilekit::gemm on device memory (the ceiling).
+#              SIZES overrides the sizes (e.g. SIZES=16384). Also the staging's parts: one thread's
+#              and all threads' packing bandwidth, pinned H2D/D2H bandwidth.
+#   crossover  bench/blas_bench.sh crossover: sgemm_/dgemm_ from host memory on cuda and on openmp at
+#              256..8192; the size from which cuda wins is blas.gpu_min's default (docs/blas.md).
+# Prints RESULT lines for bench/run.py; exits non-zero when any check fails (the failing output is
+# printed). About 5 minutes for the default stages on a warm machine.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+B=$(cd "${1:-$root/build-device}" && pwd) || { echo "no build directory ${1:-build-device}" >&2; exit 2; }
+stages=${2:-tests sanitize bench}
+lib=$root/.device/deps/lib/x86_64-linux-gnu
+if [ -f "$lib/libopenblas.so.0.xz" ] && [ ! -f "$lib/libopenblas.so.0" ]; then
+  xz -dc "$lib/libopenblas.so.0.xz" >"$lib/libopenblas.so.0" && ln -sf libopenblas.so.0 "$lib/libopenblas.so"
+fi
+export LD_LIBRARY_PATH=$lib:/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PATH=/usr/local/cuda/bin:$PATH
+ngpu=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+echo "blas_gpu.sh: $ngpu GPU(s): $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | sort | uniq -c | xargs)"
+echo "host: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+status=0
+failed() {
+  echo "FAILED: $*"
+  status=1
+}
+run_logged() {  # <label> <command...>: prints the tail of the output when it fails
+  local label=$1 t0=$SECONDS
+  shift
+  if "$@" >/tmp/blas_gpu.$$ 2>&1; then
+    echo "ok   $label ($((SECONDS - t0)) s)"
+  else
+    failed "$label (exit $?)"
+    tail -40 /tmp/blas_gpu.$$
+  fi
+}
+
+device_sets=("0")
+((ngpu > 1)) && device_sets+=("all")
+
+for stage in $stages; do
+  case $stage in
+    tests)
+      run_logged "engine on fake devices" "$B/tests/tilekit_tests" --gtest_filter='HostGemmEngine.*'
+      for devs in "${device_sets[@]}"; do
+        for tile in 0 7; do
+          run_logged "blas unit, cuda, devices $devs, tile $tile" env TILEKIT_BLAS_BACKEND=cuda TILEKIT_BLAS_GPU_MIN=0 \
+            TILEKIT_BLAS_DEVICES=$devs TILEKIT_BLAS_GPU_TILE=$tile "$B/tests/blas/tilekit_blas_tests"
+        done
+      done
+      # Every call counted on cuda (none fell back to the CPU or the system BLAS).
+      out=$(TILEKIT_BLAS_BACKEND=cuda TILEKIT_BLAS_GPU_MIN=0 TILEKIT_BLAS_GPU_TILE=5 TILEKIT_BLAS_VERBOSE=1 \
+        "$B/tests/blas/tilekit_blas_smoke" calls 2>&1)
+      echo "$out" | grep -q "tilekit-blas: 4 calls (sgemm 2, dgemm 2) on cuda$" && echo "ok   summary: $(echo "$out" | tail -1)" ||
+        { failed "smoke on cuda"; echo "$out"; }
+      if [ -x "$root/.device/blastest/xblat3s" ]; then
+        export BLAS_TESTERS_DIR=$root/.device/blastest
+        for devs in "${device_sets[@]}"; do
+          for tile in 0 16; do
+            LD_LIBRARY_PATH=$BLAS_TESTERS_DIR:$LD_LIBRARY_PATH run_logged "netlib testers, cuda, devices $devs, tile $tile" \
+              env TILEKIT_BLAS_GPU_MIN=0 TILEKIT_BLAS_DEVICES=$devs TILEKIT_BLAS_GPU_TILE=$tile \
+              bash "$root/scripts/blas-testers.sh" "$B/libtilekit_blas.so" cuda
+          done
+        done
+      else
+        echo "skip netlib testers: no .device/blastest (copy Debian's libblas-test testers there, with libgfortran.so.5, libquadmath.so.0)"
+      fi
+      ;;
+    sanitize)
+      if command -v compute-sanitizer >/dev/null; then
+        run_logged "compute-sanitizer memcheck, blas on cuda, tile 64" env TILEKIT_BLAS_BACKEND=cuda TILEKIT_BLAS_GPU_MIN=0 \
+          TILEKIT_BLAS_GPU_TILE=64 compute-sanitizer --tool memcheck --error-exitcode 9 \
+          "$B/tests/blas/tilekit_blas_tests" --gtest_filter='Blas.DgemmMatchesTheReference:Blas.KZeroScalesC:Blas.AlphaZeroReadsNeitherAnorB'
+      else
+        failed "compute-sanitizer not found"
+      fi
+      ;;
+    bench)
+      [ -x "$B/tilekit_blas_xt_bench" ] || { failed "no $B/tilekit_blas_xt_bench (cuBLAS not found at build time?)"; continue; }
+      t0=$SECONDS
+      "$B/tilekit_blas_xt_bench" --probe --sizes "${SIZES:-16384,32768}" --reps 3 --xt-block-from-first || failed "tilekit_blas_xt_bench (exit $?)"
+      echo "bench: $((SECONDS - t0)) s"
+      ;;
+    crossover)
+      bash "$root/bench/blas_bench.sh" "$B" crossover || failed "blas_bench.sh crossover"
+      ;;
+    *) echo "unknown stage '$stage' (tests, sanitize, bench, crossover)" >&2; exit 2 ;;
+  esac
+done
+rm -f /tmp/blas_gpu.$$
+((status == 0)) && echo "blas_gpu.sh: all passed" || echo "blas_gpu.sh: FAILURES above"
+exit $status
