@@ -50,9 +50,16 @@ enum class Update { overwrite, scale, accumulate };  // C = aAB, C = aAB + bC, C
 
 // The micro-kernel: C[0:MR, 0:NR] (op)= alpha * Ap * Bp over kc steps, where Ap holds MR values
 // per step and Bp NR values per step. Only the mv x nv corner of C is valid at the matrix edges.
+//
+// alpha and beta are read through references, after the K loop: a scalar argument lives in a
+// vector register, and with 16 of them (AVX2: 12 accumulators + 2 B vectors + the broadcast)
+// GCC 12 kept alpha there across the loop and spilled a B vector instead, a store and six
+// reloads from the stack every step (the AVX2 kernel ran at ~0.65x OpenBLAS's Haswell kernel).
+// Through memory that may alias C, alpha is loaded where it is used.
 template <class T>
 HWY_INLINE void MicroKernel(std::size_t kc, const T* HWY_RESTRICT ap, const T* HWY_RESTRICT bp, T* c,
-                            std::size_t ldc, T alpha, T beta, Update mode, std::size_t mv, std::size_t nv) {
+                            std::size_t ldc, const T& alpha, const T& beta, Update mode, std::size_t mv,
+                            std::size_t nv) {
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
   constexpr std::size_t L = Lanes<T>(), kNR = NR<T>();
