@@ -3,8 +3,9 @@
 // the scaling sweeps on many-core hosts (bench/suites.toml, host-scaling) where `tilekit run` would
 // spend most of its time on a fresh one-core double-precision reference per row.
 //
-//   tilekit_openmp_gemm_bench N REPS VARIANT...
+//   tilekit_openmp_gemm_bench [--double] N REPS VARIANT...
 //
+// --double: DGEMM (the default is SGEMM).
 // VARIANT: new (the default driver), peer (OpenBLAS), and, in sweep builds only (the measured
 // alternatives, -DTILEKIT_BUILD_SWEEPS=ON), prof (openmp.gemm.profile=on: where each thread's time
 // went, on stderr, per call), scalarpack (openmp.gemm.pack_a=scalar), apf (openmp.gemm.prefetch_a=on);
@@ -62,31 +63,21 @@ void set_env(const Variant& v) {
   tilekit::set_tuning("openmp.gemm.grid", v.grid.empty() ? "auto" : v.grid);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc < 4) {
-    std::fprintf(stderr, "usage: %s N REPS VARIANT... (new, nosteal, grid, peer; [@RxC][:ROWS,COLS,DEPTH])\n", argv[0]);
-    return 2;
-  }
-  const tilekit::index_t n = std::atol(argv[1]);
-  const int reps = std::max(1, std::atoi(argv[2]));
-  std::vector<Variant> variants;
-  for (int i = 3; i < argc; ++i) variants.push_back(parse(argv[i]));
-
+template <class T>
+int bench(tilekit::index_t n, int reps, std::vector<Variant> variants) {
   tilekit::Backend& be = tilekit::backend("openmp");
-  const auto ha = tilekit::verify::random_values<float>(std::size_t(n * n), 1);
-  const auto hb = tilekit::verify::random_values<float>(std::size_t(n * n), 2);
-  tilekit::Matrix<float> a(be, n, n), b(be, n, n), c(be, n, n);
+  const auto ha = tilekit::verify::random_values<T>(std::size_t(n * n), 1);
+  const auto hb = tilekit::verify::random_values<T>(std::size_t(n * n), 2);
+  tilekit::Matrix<T> a(be, n, n), b(be, n, n), c(be, n, n);
   a.upload(ha);
   b.upload(hb);
 
   auto run = [&](const Variant& v) {
     set_env(v);
     if (v.kind == "peer")
-      be.gemm_peer(tilekit::GemmArgs<float>{n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f, c.data(), n});
+      be.gemm_peer(tilekit::GemmArgs<T>{n, n, n, T(1), a.data(), n, b.data(), n, T(0), c.data(), n});
     else
-      tilekit::gemm(tilekit::Variant::optimized, 1.0f, a, b, 0.0f, c, v.tile);
+      tilekit::gemm(tilekit::Variant::optimized, T(1), a, b, T(0), c, v.tile);
   };
   auto seconds = [&](const Variant& v) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -98,7 +89,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> checks(variants.size());
   bool all_ok = true;
   for (std::size_t vi = 0; vi < variants.size(); ++vi) {
-    std::fill(c.data(), c.data() + n * n, std::numeric_limits<float>::quiet_NaN());
+    std::fill(c.data(), c.data() + n * n, std::numeric_limits<T>::quiet_NaN());
     try {
       run(variants[vi]);
     } catch (const tilekit::Error& e) {  // e.g. a tile the L2 cannot hold: reported, not timed
@@ -118,7 +109,7 @@ int main(int argc, char** argv) {
         mag += std::fabs(double(ha[std::size_t(i * n + p)]) * double(hb[std::size_t(p * n + j)]));
       }
       const double got = c.data()[i * n + j];
-      const double err = std::fabs(got - ref) / (4.0 * double(n) * 6e-8 * mag);
+      const double err = std::fabs(got - ref) / (4.0 * double(n) * 0.5 * double(std::numeric_limits<T>::epsilon()) * mag);
       worst = std::isfinite(got) ? std::max(worst, err) : 1e30;
     }
     const bool ok = worst <= 1.0;
@@ -143,13 +134,29 @@ int main(int argc, char** argv) {
     const char* variant = peer ? "openblas" : variants[vi].spec == "new" ? "optimized" : variants[vi].spec.c_str();
     std::printf(
         "{\"op\": \"gemm\", \"backend\": \"openmp\", \"variant\": \"%s\", \"setting\": \"%s\", \"peer\": %s, "
-        "\"dtype\": \"float\", \"m\": %ld, \"n\": %ld, \"k\": %ld, \"threads\": %d, \"reps\": %d, \"seconds\": %.9g, "
+        "\"dtype\": \"%s\", \"m\": %ld, \"n\": %ld, \"k\": %ld, \"threads\": %d, \"reps\": %d, \"seconds\": %.9g, "
         "\"min_seconds\": %.9g, \"max_seconds\": %.9g, \"gflops\": %.6g, \"gflops_best\": %.6g, \"gbps\": %.6g, "
         "\"times\": [%s], \"verified\": %s, \"check\": \"%s\"}\n",
-        variant, variants[vi].spec.c_str(), peer ? "true" : "false", long(n), long(n), long(n), omp_get_max_threads(),
+        variant, variants[vi].spec.c_str(), peer ? "true" : "false", sizeof(T) == 4 ? "float" : "double", long(n), long(n), long(n), omp_get_max_threads(),
         reps, med, t.front(), t.back(), flops / med * 1e-9, flops / t.front() * 1e-9,
-        3.0 * sizeof(float) * double(n) * double(n) / med * 1e-9, list.c_str(), checks[vi] == "ok" ? "true" : "false",
+        3.0 * sizeof(T) * double(n) * double(n) / med * 1e-9, list.c_str(), checks[vi] == "ok" ? "true" : "false",
         checks[vi].c_str());
   }
   return all_ok ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool dbl = argc > 1 && std::string(argv[1]) == "--double";
+  if (dbl) --argc, ++argv;
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: %s [--double] N REPS VARIANT... (new, peer, ...; [@RxC][:ROWS,COLS,DEPTH])\n", argv[0]);
+    return 2;
+  }
+  const tilekit::index_t n = std::atol(argv[1]);
+  const int reps = std::max(1, std::atoi(argv[2]));
+  std::vector<Variant> variants;
+  for (int i = 3; i < argc; ++i) variants.push_back(parse(argv[i]));
+  return dbl ? bench<double>(n, reps, variants) : bench<float>(n, reps, variants);
 }

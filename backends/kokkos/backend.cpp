@@ -14,6 +14,7 @@
 
 #include "common/host/host_backend.hpp"
 #include "common/gpu/estimate.hpp"
+#include "host_packed.hpp"
 #include "kokkos.hpp"
 #if defined(KOKKOS_ENABLE_CUDA)
 #include "common/gpu/stream_hold.cuh"
@@ -173,6 +174,8 @@ DeviceInfo make_info() {
     d.l1_bytes = c.l1d;
     d.l2_bytes = c.l2;
     d.l3_bytes = c.l3;
+    if (const std::string id = host::cpu_id(); !id.empty()) d.extra.emplace_back("CPU", id);
+    if (host_path::available()) d.extra.emplace_back("SIMD dispatch", host_path::simd_target());
   }
   d.extra.emplace_back("execution space", Exec::name());
   d.extra.emplace_back("memory space", Mem::name());

@@ -21,6 +21,7 @@
 
 #include "kokkos.hpp"
 #include "common/portable/conv2d_tiled.hpp"
+#include "host_packed.hpp"
 #include "tilekit/ops.hpp"
 
 namespace tilekit::kokkos {
@@ -675,6 +676,14 @@ namespace conv2d_kernels {
 template <class T>
 tilekit::Plan plan_call(Variant v, const Problem& p, const TileConfig& requested) {
   tilekit::Plan out;
+  if (v == Variant::optimized && host_path::available()) {
+    out.tile = host_path::tile(p, requested);
+    ConvPlan pl;
+    pl.host = true;
+    pl.launch.kernel = host_path::conv2d_kernel(p.dtype);
+    out.detail = std::shared_ptr<const OpPlan>(std::make_shared<const ConvPlan>(std::move(pl)));
+    return out;
+  }
   if (requested.is_auto()) {
     out.tile = v == Variant::naive ? TileConfig{} : auto_tile<T>(v, p);
   } else {
@@ -699,6 +708,7 @@ void conv2d(const Plan& plan, const Conv2dArgs<T>& args) {
   const ConvPlan& pl = static_cast<const ConvPlan&>(*plan.get<OpPlan>());
   const TileConfig& t = plan.tile;
   if (plan.variant == Variant::naive) return conv2d_naive(args, pl.naive_league);
+  if (pl.host) return host_path::conv2d(args, t);
   if (plan.variant == Variant::tiled)
     return portable::conv2d_tiled<exec_on_gpu()>(args, t, tiled_lanes(t), kTiledRows,
                                                  [](const tile::Shape& sh, const auto& k) { tile::run_kokkos(sh, k); });

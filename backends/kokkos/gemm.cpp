@@ -27,6 +27,7 @@
 #include "kokkos.hpp"
 #include "common/portable/gemm_tiled.hpp"
 #include "gemm_mma.hpp"
+#include "host_packed.hpp"
 #include "tilekit/ops.hpp"
 #if defined(KOKKOS_ENABLE_CUDA)
 #include "common/gpu/gemm_sm90.cuh"
@@ -738,7 +739,11 @@ template <class T>
 tilekit::Plan plan_call(Variant v, const Problem& p, const TileConfig& requested) {
   tilekit::Plan out;
   GemmPlan pl;
-  if (requested.is_auto()) {
+  if (v == Variant::optimized && host_path::available()) {
+    out.tile = host_path::tile(p, requested);
+    pl.host = true;
+    pl.launch.kernel = host_path::gemm_kernel(p.dtype);
+  } else if (requested.is_auto()) {
     out.tile = v == Variant::naive ? TileConfig{} : auto_tile<T>(v, p);
     pl = plan<T>(v, p, out.tile);
   } else {
@@ -766,6 +771,7 @@ template <class T>
 void gemm(const tilekit::Plan& plan, const GemmArgs<T>& args) {
   const GemmPlan& pl = static_cast<const GemmPlan&>(*plan.get<OpPlan>());
   if (plan.variant == Variant::naive) return gemm_naive(args, pl.batched, pl.naive_league);
+  if (pl.host) return host_path::gemm(args, plan.tile);
   const TileConfig& t = plan.tile;
   const GemmView<T> g(args);
   const int tiles_n = tiles(args.n, t.cols);

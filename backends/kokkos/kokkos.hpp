@@ -222,6 +222,7 @@ std::string describe(const Launch& l);
 // operation's own choices in a struct derived from it.
 struct OpPlan {
   Launch launch;
+  bool host = false;  // optimized on a host space: the host's fast path (host_packed.hpp)
 };
 
 // "Kokkos::Serial team scratch (level 0: N bytes[, less R that this kernel keeps for ...])"

@@ -20,6 +20,7 @@
 
 #include "kokkos.hpp"
 #include "common/portable/transpose_tiled.hpp"
+#include "host_packed.hpp"
 #include "tilekit/ops.hpp"
 
 namespace tilekit::kokkos {
@@ -342,6 +343,14 @@ namespace transpose_kernels {
 template <class T>
 tilekit::Plan plan_call(Variant v, const Problem& p, const TileConfig& requested) {
   tilekit::Plan out;
+  if (v == Variant::optimized && host_path::available()) {
+    out.tile = host_path::tile(p, requested);
+    TransposePlan pl;
+    pl.host = true;
+    pl.launch.kernel = host_path::transpose_kernel(p.dtype);
+    out.detail = std::shared_ptr<const OpPlan>(std::make_shared<const TransposePlan>(std::move(pl)));
+    return out;
+  }
   if (requested.is_auto()) {
     out.tile = v == Variant::naive ? TileConfig{} : auto_tile<T>(v);
   } else {
@@ -366,6 +375,7 @@ void transpose(const Plan& plan, const TransposeArgs<T>& args) {
   const TransposePlan& pl = static_cast<const TransposePlan&>(*plan.get<OpPlan>());
   const TileConfig& t = plan.tile;
   if (plan.variant == Variant::naive) return transpose_naive(args, pl.naive_league);
+  if (pl.host) return host_path::transpose(args, t);
   if (plan.variant == Variant::tiled)
     return portable::transpose_tiled(args, t, tiled_lanes(t),
                                      [](const tile::Shape& sh, const auto& k) { tile::run_kokkos(sh, k); });

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 
 #include "openmp.hpp"
-#include "simd.hpp"
 #include "common/portable/conv2d_tiled.hpp"
 #include "common/portable/gemm_tiled.hpp"
 #include "common/portable/transpose_tiled.hpp"

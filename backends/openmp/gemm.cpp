@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include "openmp.hpp"
-#include "simd.hpp"
 #include "tilekit/config.hpp"
 #include "tilekit/tunings.hpp"
 
@@ -44,9 +43,6 @@ void gemm_naive(const GemmArgs<T>& g) {
 // The optimized variants' drivers: tile choice, the static split of the work across the OpenMP
 // threads, and per-thread workspaces. The arithmetic is in the dispatched kernels (simd.hpp).
 
-// The per-thread workspaces declared in openmp.hpp.
-thread_local Workspace tls_a_pack, tls_b_panels;
-
 namespace {
 
 struct Grid {
@@ -65,31 +61,12 @@ void scale_c(const GemmArgs<T>& g) {
 
 }  // namespace
 
-TileConfig gemm_optimized_tile(const DeviceInfo& info, DType t) {
-  const simd::MicroTile mt = simd::gemm_micro_tile(t);
-  const std::size_t e = size_of(t), mr = mt.mr, nr = mt.nr;
-  // kc: the A micro-panel (mr x kc) takes about half the L1, leaving the other half for the B
-  // micro-panels streaming through and the C lines. At least 64 steps, so a micro-kernel call
-  // amortizes its C load/store; a multiple of 16 keeps packed panels line-aligned.
-  // At most 384: the narrow panels of 16-register ISAs (mr = 6) would allow 672 on a 32 KiB L1,
-  // which measured ~3% slower than 256-384 with the AVX2 kernel on Zen 4 (the B micro-panels
-  // streaming through L1 grow with kc too).
-  std::size_t kc = std::min<std::size_t>(info.l1_bytes / 2 / (mr * e) / 16 * 16, 384);
-  kc = std::max<std::size_t>(kc, 64);
-  // nc: the B block (kc x nc) takes half the L2; mc: the A block takes most of the rest.
-  std::size_t nc = std::max(nr, info.l2_bytes / 2 / (kc * e) / nr * nr);
-  std::size_t mc = std::max(mr, (info.l2_bytes * 7 / 8 - kc * nc * e) / (kc * e) / mr * mr);
-  return {int(mc), int(nc), int(kc)};
-}
+// The host's blocking (backends/common/host/packed.cpp), which kokkos on a host space shares.
+TileConfig gemm_optimized_tile(const DeviceInfo& info, DType t) { return host::gemm_packed_tile(info, t); }
 
 namespace {
 
-// The block size that splits `extent` into as few blocks of at most `limit` as possible, all of
-// equal size rounded up to a multiple of `unit`.
-index_t even_block(index_t extent, index_t limit, index_t unit) {
-  const index_t blocks = ceil_div(extent, std::max(limit, unit));
-  return ceil_div(ceil_div(extent, std::max<index_t>(blocks, 1)), unit) * unit;
-}
+using host::even_block;
 
 // One claim counter per thread and K-step parity, each on its own cache line.
 struct alignas(64) Counter {
@@ -188,7 +165,7 @@ void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_by
   const int threads = int(std::min<index_t>(max_threads(), panels_m * panels_n));
   // K in equal steps of at most kc (2048 = 6 x 344 rather than 5 x 384 + 128: the short step
   // would pay a whole pass over C and a barrier for a third of the work).
-  const index_t kc = std::min(even_block(g.k, index_t(t.depth), 8), std::max<index_t>(t.depth, 1));
+  const index_t kc = host::gemm_packed_kc(g.k, t);
   const index_t mc = std::max(index_t(t.rows), mr), nc = std::max(index_t(t.cols) / nr, index_t(1)) * nr;
   // Blocks of C whose panels (each double-buffered) take at most half the L3 together.
   const index_t cap = std::max<index_t>(index_t(l3_bytes / 8 / (std::size_t(kc) * sizeof(T))), 8 * std::max(mr, nr));

@@ -17,40 +17,24 @@
 #include <string>
 
 #include "common/host/host_backend.hpp"
+#include "common/host/packed.hpp"
 
 namespace tilekit::openmp {
 
 // Threads a kernel will use: OMP_NUM_THREADS when set, all cores otherwise (omp_get_max_threads).
 int max_threads();
 
-// ---- shared by the optimized variants' drivers
-inline index_t ceil_div(index_t a, index_t b) { return (a + b - 1) / b; }
-
-// A 64-byte aligned scratch buffer per thread, kept between calls so repeated calls (the
-// benchmark loop, a solver's iterations) do not pay for allocation and page faults each time.
-class Workspace {
- public:
-  ~Workspace() { std::free(p_); }
-  void* get(std::size_t bytes) {
-    if (bytes > bytes_) {
-      std::free(p_);
-      bytes_ = (bytes + 63) / 64 * 64;
-      p_ = host::alloc_aligned(bytes_);
-      if (!p_) bytes_ = 0;
-    }
-    return p_;
-  }
-
- private:
-  void* p_ = nullptr;
-  std::size_t bytes_ = 0;
-};
-// Defined in gemm.cpp: the optimized gemm packs A into tls_a_pack and B into tls_b_panels; the
+// ---- shared by the optimized variants' drivers: the host's kernels and blocking
+// (backends/common/host/packed.hpp, simd.hpp), which kokkos runs on host spaces too.
+namespace simd = host::simd;
+using host::ceil_div;
+// The per-thread workspaces: the optimized gemm packs its panels into tls_b_panels; the
 // optimized conv2d copies its tiles into tls_a_pack.
-extern thread_local Workspace tls_a_pack, tls_b_panels;
+using host::tls_a_pack;
+using host::tls_b_panels;
 
 // ---- gemm (gemm.cpp): naive in plain C++ (tiled: backends/common/portable/), optimized a driver around the
-// dispatched SIMD kernels (simd.hpp, gemm_simd.cpp)
+// dispatched SIMD kernels (backends/common/host/simd.hpp, gemm_simd.cpp)
 template <class T> void gemm_naive(const GemmArgs<T>& g);
 // The automatic gemm tile: rows = mc, cols = nc, depth = kc: the packed A block (mc x kc) and
 // the chunk of the packed B panel (kc x nc) that share the L2, derived from the L1 and L2 sizes
@@ -72,7 +56,7 @@ template <class T>
 void gemm_optimized(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes, const GemmOptions& o);
 
 // ---- transpose (transpose.cpp): naive in plain C++ (tiled: backends/common/portable/), optimized a driver around the
-// dispatched SIMD kernels (simd.hpp, transpose_simd.cpp)
+// dispatched SIMD kernels (backends/common/host/simd.hpp, transpose_simd.cpp)
 template <class T> void transpose_naive(const TransposeArgs<T>& a);
 // The tiled transpose's automatic tile: a square block in half the L1 (see transpose.cpp for why).
 TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t);
@@ -83,7 +67,7 @@ std::string transpose_optimized_launch(DType t, const TileConfig& tile);
 template <class T> void transpose_optimized(const TransposeArgs<T>& a, const TileConfig& t, std::size_t stream_above);
 
 // ---- conv2d (conv2d.cpp): naive in plain C++ (tiled: backends/common/portable/), optimized a driver around the
-// dispatched SIMD kernels (simd.hpp, conv2d_simd.cpp)
+// dispatched SIMD kernels (backends/common/host/simd.hpp, conv2d_simd.cpp)
 template <class T> void conv2d_naive(const Conv2dArgs<T>& a);
 // conv2d: rows x cols output tiles, copied with their halo into a per-thread buffer.
 TileConfig conv2d_optimized_tile(const DeviceInfo& info, const Problem& p);

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "openmp.hpp"
-#include "simd.hpp"
 
 namespace tilekit::openmp {
 
@@ -45,36 +44,12 @@ TileConfig transpose_tiled_tile(const DeviceInfo& info, DType t) {
 // The optimized variants' drivers: tile choice, the static split of the work across the OpenMP
 // threads, and per-thread workspaces. The arithmetic is in the dispatched kernels (simd.hpp).
 
-TileConfig transpose_optimized_tile(const DeviceInfo& info, DType t) {
-  // Every input line is consumed by one register square and every output line written by one,
-  // so the block does not need to fit a cache for reuse; its shape sets how many lines each
-  // visit to a page (a TLB entry, a DRAM row) covers: rows * e bytes of each output row and
-  // cols * e of each input row, and how many pages a group of rows (one square tall) writes
-  // into: one line into each of `cols` output rows.
-  const int lanes = int(simd::transpose_lanes(t));
-  if (host::cpu_is_amd_family_26()) {
-    // Zen 5 (2 cores, 8192^2 floats, streaming; docs/design/openmp-transpose-blocks.md):
-    // 512 x 64 30-38 GB/s against 256 x 256 20-24: 64 output rows per group stay inside the L1
-    // DTLB, 256 do not. (The 16-core Xeon host measured the opposite: 512 x 64 55-62 GB/s,
-    // 256 x 256 75-86; the Zen 4 machine ran 256 x 256 at 109% of its copy.)
-    return {std::max(lanes, 512 / lanes * lanes), std::max(lanes, 64 / lanes * lanes), 0};
-  }
-  // Elsewhere a square of a quarter of the L2 (256 x 256 floats on a 1 MiB L2): on a Zen 4, 128 x
-  // 128 blocks ran ~10% slower and larger ones gained nothing.
-  index_t side = index_t(std::sqrt(double(info.l2_bytes) / 4.0 / double(size_of(t))));
-  side = std::max(index_t(lanes), side / lanes * lanes);
-  return {int(side), int(side), 0};
-}
-
-// The largest last-level cache one core can fill: a core uses its own CCD's or tile's L3 (32-96
-// MiB on current x86), while a virtual machine may report the whole socket's (this project's
-// Zen 5 machine: 508 MiB). Outputs above this stream past the caches.
-constexpr std::size_t kMaxL3Reach = std::size_t(96) << 20;
+// The host's blocking (backends/common/host/packed.cpp), which kokkos on a host space shares.
+TileConfig transpose_optimized_tile(const DeviceInfo& info, DType t) { return host::transpose_packed_tile(info, t); }
 
 template <class T>
 void transpose_optimized(const TransposeArgs<T>& a, const TileConfig& t, std::size_t stream_above) {
-  // Non-temporal stores pay off only when the output would not stay in the caches anyway.
-  const bool stream = std::size_t(a.rows * a.cols) * sizeof(T) > std::min(stream_above, kMaxL3Reach);
+  const bool stream = host::transpose_packed_streams(std::size_t(a.rows * a.cols) * sizeof(T), stream_above);
   const index_t tiles_r = ceil_div(a.rows, t.rows), tiles_c = ceil_div(a.cols, t.cols);
 #pragma omp parallel
   {

@@ -139,6 +139,11 @@ nlohmann::json run_context(const std::vector<Backend*>& backends, bool roofline)
                    {"device", d.name},
                    {"kind", to_string(d.kind)},
                    {"threads_or_compute_units", d.compute_units},
+                   // CPU backends: the CPU (family, model, vector extensions) and the SIMD target
+                   // the kernels dispatched to (openmp.simd caps it); null where they do not apply.
+                   {"cpu", extra(d, "CPU").empty() ? nlohmann::json(nullptr) : nlohmann::json(extra(d, "CPU"))},
+                   {"simd_dispatch", extra(d, "SIMD dispatch").empty() ? nlohmann::json(nullptr)
+                                                                       : nlohmann::json(extra(d, "SIMD dispatch"))},
                    {"ceilings", roofline ? ceilings_json(ceilings(*be)) : nlohmann::json(nullptr)}});
     if (d.kind == DeviceKind::gpu)
       gpus.push_back({{"backend", be->name()}, {"name", d.name}, {"driver", extra(d, "runtime")}});

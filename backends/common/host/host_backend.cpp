@@ -106,7 +106,21 @@ DeviceInfo cpu_device_info(int threads) {
   d.l2_bytes = c.l2;
   d.l3_bytes = c.l3;
   d.extra.emplace_back("cache line", fmt::format("{} B", c.line));
+  if (const std::string id = cpu_id(); !id.empty()) d.extra.emplace_back("CPU", id);
   return d;
+}
+
+std::string cpu_id() {
+  const std::string vendor = cpuinfo_field("vendor_id"), family = cpuinfo_field("cpu family"),
+                    model = cpuinfo_field("model");
+  if (vendor.empty() && family.empty()) return {};
+  // The vector extensions the kernels' paths depend on (a virtual machine's model name is often
+  // a generic "Processor": these say which CPU it is).
+  std::string flags;
+  const std::string all = " " + cpuinfo_field("flags") + " ";
+  for (const char* f : {"avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_bf16", "amx_tile"})
+    if (all.find(std::string(" ") + f + " ") != std::string::npos) flags += (flags.empty() ? "" : " ") + std::string(f);
+  return fmt::format("{} family {} model {}{}{}", vendor, family, model, flags.empty() ? "" : ", ", flags);
 }
 
 namespace {

@@ -17,6 +17,9 @@ CpuCaches detect_caches();
 std::string cpu_model_name();
 // The first line of /proc/cpuinfo that starts with `key`, after its colon ("" when none).
 std::string cpuinfo_field(const std::string& key);
+// "GenuineIntel family 6 model 207, avx2 fma avx512f ...": vendor, family and model numbers and
+// the vector extensions present ("" where /proc/cpuinfo says nothing).
+std::string cpu_id();
 // AMD CPU family 26 or later (Zen 5): kernels whose best shape was measured to differ there.
 bool cpu_is_amd_family_26();
 // Host memory for matrices and work buffers, released with std::free; nullptr when it cannot be

@@ -2,11 +2,11 @@
 // Highway compiles (the optimized transpose's squares, the optimized gemm's A packing).
 // Highway's per-target header pattern: included once per target by each *_simd.cpp after
 // <hwy/highway.h>, so it has a toggled guard instead of #pragma once.
-#if defined(TILEKIT_OPENMP_TRANSPOSE_SQUARE_INL_H_) == defined(HWY_TARGET_TOGGLE)
-#ifdef TILEKIT_OPENMP_TRANSPOSE_SQUARE_INL_H_
-#undef TILEKIT_OPENMP_TRANSPOSE_SQUARE_INL_H_
+#if defined(TILEKIT_HOST_TRANSPOSE_SQUARE_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef TILEKIT_HOST_TRANSPOSE_SQUARE_INL_H_
+#undef TILEKIT_HOST_TRANSPOSE_SQUARE_INL_H_
 #else
-#define TILEKIT_OPENMP_TRANSPOSE_SQUARE_INL_H_
+#define TILEKIT_HOST_TRANSPOSE_SQUARE_INL_H_
 #endif
 
 #include <cstddef>
@@ -15,7 +15,7 @@
 #include <hwy/highway.h>
 
 HWY_BEFORE_NAMESPACE();
-namespace tilekit::openmp::simd {
+namespace tilekit::host::simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
@@ -77,7 +77,7 @@ HWY_INLINE void TransposeSquare(D d, V* r) {
 }
 
 }  // namespace HWY_NAMESPACE
-}  // namespace tilekit::openmp::simd
+}  // namespace tilekit::host::simd
 HWY_AFTER_NAMESPACE();
 
-#endif  // TILEKIT_OPENMP_TRANSPOSE_SQUARE_INL_H_
+#endif  // TILEKIT_HOST_TRANSPOSE_SQUARE_INL_H_

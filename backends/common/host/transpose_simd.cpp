@@ -7,7 +7,7 @@
 // cheap next to the memory traffic this operation is bound by.
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "transpose_simd.cpp"
+#define HWY_TARGET_INCLUDE "common/host/transpose_simd.cpp"
 #include <hwy/foreach_target.h>  // re-includes this file once per target
 #include <hwy/highway.h>
 #include <hwy/cache_control.h>
@@ -15,11 +15,11 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "simd.hpp"
-#include "transpose_square-inl.h"
+#include "common/host/simd.hpp"
+#include "common/host/transpose_square-inl.h"
 
 HWY_BEFORE_NAMESPACE();
-namespace tilekit::openmp::simd {
+namespace tilekit::host::simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
@@ -70,11 +70,11 @@ void TransposeBlockF64(const TransposeArgs<double>& a, index_t i0, index_t i1, i
 std::size_t TransposeLanes(DType t) { return t == DType::f32 ? HWY_LANES(float) : HWY_LANES(double); }
 
 }  // namespace HWY_NAMESPACE
-}  // namespace tilekit::openmp::simd
+}  // namespace tilekit::host::simd
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-namespace tilekit::openmp::simd {
+namespace tilekit::host::simd {
 
 HWY_EXPORT(TransposeBlockF32);
 HWY_EXPORT(TransposeBlockF64);
@@ -91,5 +91,5 @@ void transpose_block(const TransposeArgs<double>& a, index_t i0, index_t i1, ind
 // follows then publishes the output to the other threads.
 void stream_fence() { hwy::FlushStream(); }
 
-}  // namespace tilekit::openmp::simd
+}  // namespace tilekit::host::simd
 #endif  // HWY_ONCE

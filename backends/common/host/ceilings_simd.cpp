@@ -6,16 +6,16 @@
 // 16 registers of AVX2 (AVX-512 has 32).
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "ceilings_simd.cpp"
+#define HWY_TARGET_INCLUDE "common/host/ceilings_simd.cpp"
 #include <hwy/foreach_target.h>  // re-includes this file once per target
 #include <hwy/highway.h>
 
 #include <cstdint>
 
-#include "simd.hpp"
+#include "common/host/simd.hpp"
 
 HWY_BEFORE_NAMESPACE();
-namespace tilekit::openmp::simd {
+namespace tilekit::host::simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
@@ -43,16 +43,16 @@ double FmaChains(DType t, std::uint64_t iters) {
 }
 
 }  // namespace HWY_NAMESPACE
-}  // namespace tilekit::openmp::simd
+}  // namespace tilekit::host::simd
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-namespace tilekit::openmp::simd {
+namespace tilekit::host::simd {
 
 HWY_EXPORT(FmaChains);
 
 double fma_chains(DType t, std::uint64_t iters) { return HWY_DYNAMIC_DISPATCH(FmaChains)(t, iters); }
 int fma_chain_count() { return HWY_NAMESPACE::kFmaChains; }
 
-}  // namespace tilekit::openmp::simd
+}  // namespace tilekit::host::simd
 #endif  // HWY_ONCE

@@ -10,16 +10,16 @@
 // (fi, fj) order, the same order as the naive loops.
 
 #undef HWY_TARGET_INCLUDE
-#define HWY_TARGET_INCLUDE "conv2d_simd.cpp"
+#define HWY_TARGET_INCLUDE "common/host/conv2d_simd.cpp"
 #include <hwy/foreach_target.h>  // re-includes this file once per target
 #include <hwy/highway.h>
 
 #include <algorithm>
 
-#include "simd.hpp"
+#include "common/host/simd.hpp"
 
 HWY_BEFORE_NAMESPACE();
-namespace tilekit::openmp::simd {
+namespace tilekit::host::simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
@@ -92,11 +92,11 @@ void ConvTileF64(const Conv2dArgs<double>& a, const double* tile, index_t ld, in
 std::size_t ConvBlockCols(DType t) { return t == DType::f32 ? BlockCols<float>() : BlockCols<double>(); }
 
 }  // namespace HWY_NAMESPACE
-}  // namespace tilekit::openmp::simd
+}  // namespace tilekit::host::simd
 HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
-namespace tilekit::openmp::simd {
+namespace tilekit::host::simd {
 
 HWY_EXPORT(ConvTileF32);
 HWY_EXPORT(ConvTileF64);
@@ -112,5 +112,5 @@ void conv2d_tile(const Conv2dArgs<double>& a, const double* tile, index_t ld, in
   HWY_DYNAMIC_DISPATCH(ConvTileF64)(a, tile, ld, i0, j0, th, tw);
 }
 
-}  // namespace tilekit::openmp::simd
+}  // namespace tilekit::host::simd
 #endif  // HWY_ONCE

@@ -1,6 +1,7 @@
-// The runtime-dispatched SIMD kernels of the optimized variants (gemm_simd.cpp,
-// transpose_simd.cpp, conv2d_simd.cpp), as the portable drivers in gemm.cpp, transpose.cpp and
-// conv2d.cpp see them.
+// The runtime-dispatched SIMD kernels of the host's optimized variants (gemm_simd.cpp,
+// transpose_simd.cpp, conv2d_simd.cpp), as the portable drivers see them: the openmp backend's
+// (backends/openmp/gemm.cpp, transpose.cpp, conv2d.cpp) and packed.hpp's, which kokkos runs on
+// host execution spaces. Compiled where the build found Highway (cmake/TilekitHostSimd.cmake).
 //
 // Why Highway: the library must run on any x86-64 (and other) CPU from one portable build, yet
 // use AVX-512 where the CPU has it. Highway compiles each kernel once per instruction set
@@ -11,8 +12,8 @@
 // std::experimental::simd has no dispatch of its own, and GCC vector extensions would need
 // hand-written dispatch and per-ISA shuffles for the transposes.
 //
-// The drivers own the threading (OpenMP regions live in ordinary code, outside the per-target
-// namespaces); each kernel here is one thread's share of the work.
+// The drivers own the threading (OpenMP regions, Kokkos parallel_for: in ordinary code, outside
+// the per-target namespaces); each kernel here is one thread's share of the work.
 #pragma once
 
 #include <cstddef>
@@ -21,7 +22,7 @@
 
 #include "tilekit/types.hpp"
 
-namespace tilekit::openmp::simd {
+namespace tilekit::host::simd {
 
 // The instruction set the dispatch picked on this CPU, as Highway names it ("AVX3", "AVX2"...).
 const char* target_name();
@@ -92,4 +93,4 @@ void conv2d_tile(const Conv2dArgs<double>& a, const double* tile, index_t tile_l
 double fma_chains(DType t, std::uint64_t iters);
 int fma_chain_count();
 
-}  // namespace tilekit::openmp::simd
+}  // namespace tilekit::host::simd

@@ -1,0 +1,123 @@
+// The host fast path's blocking and per-tile work (packed.hpp), around the dispatched kernels.
+#include "common/host/packed.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace tilekit::host {
+
+thread_local Workspace tls_a_pack, tls_b_panels;
+
+TileConfig gemm_packed_tile(const DeviceInfo& info, DType t) {
+  const simd::MicroTile mt = simd::gemm_micro_tile(t);
+  const std::size_t e = size_of(t), mr = mt.mr, nr = mt.nr;
+  // kc: the A micro-panel (mr x kc) takes about half the L1, leaving the other half for the B
+  // micro-panels streaming through and the C lines. At least 64 steps, so a micro-kernel call
+  // amortizes its C load/store; a multiple of 16 keeps packed panels line-aligned.
+  // At most 384: the narrow panels of 16-register ISAs (mr = 6) would allow 672 on a 32 KiB L1,
+  // which measured ~3% slower than 256-384 with the AVX2 kernel on Zen 4 (the B micro-panels
+  // streaming through L1 grow with kc too).
+  std::size_t kc = std::min<std::size_t>(info.l1_bytes / 2 / (mr * e) / 16 * 16, 384);
+  kc = std::max<std::size_t>(kc, 64);
+  // nc: the B block (kc x nc) takes half the L2; mc: the A block takes most of the rest.
+  std::size_t nc = std::max(nr, info.l2_bytes / 2 / (kc * e) / nr * nr);
+  std::size_t mc = std::max(mr, (info.l2_bytes * 7 / 8 - kc * nc * e) / (kc * e) / mr * mr);
+  return {int(mc), int(nc), int(kc)};
+}
+
+TileConfig transpose_packed_tile(const DeviceInfo& info, DType t) {
+  // Every input line is consumed by one register square and every output line written by one,
+  // so the block does not need to fit a cache for reuse; its shape sets how many lines each
+  // visit to a page (a TLB entry, a DRAM row) covers: rows * e bytes of each output row and
+  // cols * e of each input row, and how many pages a group of rows (one square tall) writes
+  // into: one line into each of `cols` output rows.
+  const int lanes = int(simd::transpose_lanes(t));
+  if (cpu_is_amd_family_26()) {
+    // Zen 5 (2 cores, 8192^2 floats, streaming; docs/design/openmp-transpose-blocks.md):
+    // 512 x 64 30-38 GB/s against 256 x 256 20-24: 64 output rows per group stay inside the L1
+    // DTLB, 256 do not. (The 16-core Xeon host measured the opposite: 512 x 64 55-62 GB/s,
+    // 256 x 256 75-86; the Zen 4 machine ran 256 x 256 at 109% of its copy.)
+    return {std::max(lanes, 512 / lanes * lanes), std::max(lanes, 64 / lanes * lanes), 0};
+  }
+  // Elsewhere a square of a quarter of the L2 (256 x 256 floats on a 1 MiB L2): on a Zen 4, 128 x
+  // 128 blocks ran ~10% slower and larger ones gained nothing.
+  index_t side = index_t(std::sqrt(double(info.l2_bytes) / 4.0 / double(size_of(t))));
+  side = std::max(index_t(lanes), side / lanes * lanes);
+  return {int(side), int(side), 0};
+}
+
+// The largest last-level cache one core can fill: a core uses its own CCD's or tile's L3 (32-96
+// MiB on current x86), while a virtual machine may report the whole socket's (this project's
+// Zen 5 machine: 508 MiB). Outputs above this stream past the caches.
+constexpr std::size_t kMaxL3Reach = std::size_t(96) << 20;
+
+bool transpose_packed_streams(std::size_t out_bytes, std::size_t l3_bytes) {
+  // Non-temporal stores pay off only when the output would not stay in the caches anyway.
+  return out_bytes > std::min(l3_bytes, kMaxL3Reach);
+}
+
+TileConfig conv2d_packed_tile(const DeviceInfo& info, const Problem& p) {
+  const std::size_t e = size_of(p.dtype), bc = simd::conv2d_block_cols(p.dtype);
+  const std::size_t halo = std::size_t(std::max<index_t>(p.k - 1, 0));
+  // Width: one register block's input rows (4 outputs + halo) across the tile in half the L1,
+  // so the input rows a block of output rows shares with the next are still there.
+  std::size_t cols = info.l1_bytes / 2 / ((4 + halo) * e) / bc * bc;
+  cols = std::max(cols, bc);
+  // Height: the whole halo-padded tile in a quarter of the L2; tall tiles amortize the halo.
+  const std::size_t tile_row = (cols + halo) * e;
+  std::size_t rows = info.l2_bytes / 4 / tile_row;
+  rows = rows > halo + 4 ? (rows - halo) / 4 * 4 : 4;
+  return {int(rows), int(cols), 0};
+}
+
+Conv2dBuffer conv2d_packed_buffer(DType dt, index_t r, const TileConfig& t) {
+  // The tile plus halo, columns padded to whole register blocks, rows of a whole number of cache
+  // lines so every row starts line-aligned.
+  const index_t bc = index_t(simd::conv2d_block_cols(dt)), e = index_t(size_of(dt));
+  const index_t cols_needed = ceil_div(t.cols, bc) * bc + r - 1;
+  const index_t ld = ceil_div(cols_needed, 64 / e) * (64 / e);
+  return {ld, std::size_t((t.rows + r - 1) * ld) * std::size_t(e)};
+}
+
+template <class T>
+void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t bi, index_t bj, T* tile, index_t ld) {
+  const index_t half = a.r / 2, bc = index_t(simd::conv2d_block_cols(dtype_of<T>()));
+  const index_t i0 = bi * t.rows, j0 = bj * t.cols;
+  const index_t th = std::min<index_t>(t.rows, a.h - i0), tw = std::min<index_t>(t.cols, a.w - j0);
+  const index_t width = ceil_div(tw, bc) * bc + a.r - 1;  // what the kernel will read
+  // Load phase: whole rows of the image by memcpy, zeros for the halo outside it.
+  const index_t x_lo = std::max<index_t>(0, half - j0);                            // first column inside
+  const index_t x_hi = std::max(x_lo, std::min<index_t>(width, a.w - j0 + half));  // one past the last
+  for (index_t y = 0; y < th + a.r - 1; ++y) {
+    T* dst = tile + y * ld;
+    const index_t gy = i0 + y - half;
+    if (gy < 0 || gy >= a.h) {
+      std::fill(dst, dst + width, T(0));
+      continue;
+    }
+    std::fill(dst, dst + x_lo, T(0));
+    std::memcpy(dst + x_lo, a.in + gy * a.ld_in + (j0 + x_lo - half), std::size_t(x_hi - x_lo) * sizeof(T));
+    std::fill(dst + x_hi, dst + width, T(0));
+  }
+  simd::conv2d_tile(a, tile, ld, i0, j0, th, tw);
+}
+
+std::string gemm_packed_kernel(DType t) {
+  const simd::MicroTile mt = simd::gemm_micro_tile(t);
+  return fmt::format("{} micro-kernel {}x{}", simd::target_name(), mt.mr, mt.nr);
+}
+std::string transpose_packed_kernel(DType t) {
+  const std::size_t lanes = simd::transpose_lanes(t);
+  return fmt::format("{} in-register {}x{} transposes", simd::target_name(), lanes, lanes);
+}
+std::string conv2d_packed_kernel(DType t) {
+  return fmt::format("{} register blocks of 4 rows x {} columns", simd::target_name(), simd::conv2d_block_cols(t));
+}
+
+template void conv2d_packed_tile_run<float>(const Conv2dArgs<float>&, const TileConfig&, index_t, index_t, float*, index_t);
+template void conv2d_packed_tile_run<double>(const Conv2dArgs<double>&, const TileConfig&, index_t, index_t, double*,
+                                             index_t);
+
+}  // namespace tilekit::host

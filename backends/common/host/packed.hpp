@@ -1,0 +1,158 @@
+// The host's fast path, shared by every backend that runs on CPU threads (openmp, and kokkos on a
+// host execution space): the blocking of the optimized kernels (tiles from the caches read at run
+// time and the dispatched micro-kernel's register block), the per-tile work around the SIMD
+// kernels (simd.hpp), and a gemm driver for backends whose parallel loops run to completion
+// (a Kokkos parallel_for). The openmp backend keeps its own gemm driver (one parallel region with
+// barriers and work taken over between threads), around the same kernels and blocking.
+//
+// Nothing here includes Highway: the kernels behind simd.hpp are compiled where the build found
+// it (TilekitHostSimd.cmake), and code that calls them is compiled only then.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <string>
+
+#include "common/host/host_backend.hpp"
+#include "common/host/simd.hpp"
+
+namespace tilekit::host {
+
+inline index_t ceil_div(index_t a, index_t b) { return (a + b - 1) / b; }
+
+// The block size that splits `extent` into as few blocks of at most `limit` as possible, all of
+// equal size rounded up to a multiple of `unit`.
+inline index_t even_block(index_t extent, index_t limit, index_t unit) {
+  const index_t blocks = ceil_div(extent, std::max(limit, unit));
+  return ceil_div(ceil_div(extent, std::max<index_t>(blocks, 1)), unit) * unit;
+}
+
+// A 64-byte aligned scratch buffer per thread, kept between calls so repeated calls (the
+// benchmark loop, a solver's iterations) do not pay for allocation and page faults each time.
+class Workspace {
+ public:
+  ~Workspace() { std::free(p_); }
+  void* get(std::size_t bytes) {
+    if (bytes > bytes_) {
+      std::free(p_);
+      bytes_ = (bytes + 63) / 64 * 64;
+      p_ = alloc_aligned(bytes_);
+      if (!p_) bytes_ = 0;
+    }
+    return p_;
+  }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+// Per thread: the packed gemm panels, and the optimized conv2d's tile buffer.
+extern thread_local Workspace tls_a_pack, tls_b_panels;
+
+// ---- gemm
+// The automatic gemm tile: rows = mc, cols = nc, depth = kc: the packed A block (mc x kc) and
+// the chunk of the packed B panel (kc x nc) that share the L2, derived from the L1 and L2 sizes
+// and the dispatched micro-kernel's register block.
+TileConfig gemm_packed_tile(const DeviceInfo& info, DType t);
+// K in equal steps of at most the tile's depth: every element's summation order depends on
+// this alone (never on the threads or the other blocks), so every driver of the packed kernels
+// gives bitwise the same C for the same tile.
+inline index_t gemm_packed_kc(index_t k, const TileConfig& t) {
+  return std::min(even_block(k, index_t(t.depth), 8), std::max<index_t>(t.depth, 1));
+}
+
+// C = beta * C where k == 0 (beta == 0 writes zeros without reading C, which may hold NaN):
+// rows [i0, i1).
+template <class T>
+void gemm_scale_rows(const GemmArgs<T>& g, index_t i0, index_t i1) {
+  for (index_t i = i0; i < i1; ++i) {
+    T* c = g.c + i * g.ldc;
+    for (index_t j = 0; j < g.n; ++j) c[j] = g.beta == T(0) ? T(0) : g.beta * c[j];
+  }
+}
+
+// The packed gemm for a run-to-completion parallel loop: par_for(n, f) calls f(i) for every
+// i < n, on any threads, and returns when all are done. Per block of C whose panels fit the L3
+// and per K step: the A and B panels are packed (pieces of micro-panels in parallel), then units
+// of C (up to mc rows x one L2 chunk of nc columns, chunk-major so consecutive units share the
+// chunk) are computed from them. `threads`: how many threads par_for runs on (for the split).
+// Throws tilekit::Error when the panels cannot be allocated.
+template <class T, class ParFor>
+void gemm_packed(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes, int threads, const ParFor& par_for) {
+  if (g.k == 0) {
+    const index_t step = std::max<index_t>(1, ceil_div(g.m, 4 * index_t(threads)));
+    par_for(ceil_div(g.m, step), [&](index_t b) { gemm_scale_rows(g, b * step, std::min(g.m, (b + 1) * step)); });
+    return;
+  }
+  const simd::MicroTile mt = simd::gemm_micro_tile(dtype_of<T>());
+  const index_t mr = index_t(mt.mr), nr = index_t(mt.nr);
+  const index_t kc = gemm_packed_kc(g.k, t);
+  const index_t mc = std::max(index_t(t.rows), mr), nc = std::max(index_t(t.cols) / nr, index_t(1)) * nr;
+  // Blocks of C whose panels take at most a quarter of the L3 together.
+  const index_t cap = std::max<index_t>(index_t(l3_bytes / 8 / (std::size_t(kc) * sizeof(T))), 8 * std::max(mr, nr));
+  const index_t mc3 = even_block(g.m, cap, mr), nc3 = even_block(g.n, cap, nr);
+  constexpr std::size_t line = 64 / sizeof(T);
+  const std::size_t a_elems = (std::size_t(mc3 * kc) + line - 1) / line * line, b_elems = std::size_t(nc3 * kc);
+  const std::size_t bytes = (a_elems + b_elems) * sizeof(T);
+  T* const ap = static_cast<T*>(tls_b_panels.get(bytes));
+  if (!ap) throw Error("cannot allocate " + std::to_string(bytes) + " bytes for the packed gemm panels");
+  T* const bp = ap + a_elems;
+  for (index_t jc = 0; jc < g.n; jc += nc3)
+    for (index_t ic = 0; ic < g.m; ic += mc3) {
+      const index_t mb = std::min(mc3, g.m - ic), nb = std::min(nc3, g.n - jc);
+      const index_t pm = ceil_div(mb, mr), pn = ceil_div(nb, nr);
+      const index_t chunks = ceil_div(pn * nr, nc);
+      // Rows in pieces of at most mc, and enough units for every thread to take two.
+      const index_t pieces = std::min(pm, std::max(ceil_div(pm * mr, mc), ceil_div(2 * index_t(threads), chunks)));
+      const index_t a_items = std::min(pm, 4 * index_t(threads)), b_items = std::min(pn, 4 * index_t(threads));
+      for (index_t pc = 0; pc < g.k; pc += kc) {
+        const index_t kb = std::min(kc, g.k - pc);
+        par_for(a_items + b_items, [&](index_t i) {
+          if (i < a_items)
+            simd::gemm_pack_a_panel(g, simd::GemmPanel{pc, kb, ic, mb, pm * i / a_items, pm * (i + 1) / a_items}, ap);
+          else
+            simd::gemm_pack_panel(
+                g, simd::GemmPanel{pc, kb, jc, nb, pn * (i - a_items) / b_items, pn * (i - a_items + 1) / b_items}, bp);
+        });
+        par_for(chunks * pieces, [&](index_t u) {
+          const index_t ch = u / pieces, pi = u % pieces;
+          const index_t r0 = pm * pi / pieces, r1 = pm * (pi + 1) / pieces;
+          const index_t c0 = pn * ch / chunks, c1 = pn * (ch + 1) / chunks;
+          simd::gemm_compute_block(g,
+                                   simd::GemmBlock{ic + r0 * mr, std::min(g.m, ic + r1 * mr), jc + c0 * nr,
+                                                   std::min(g.n, jc + c1 * nr), ic, jc, pc, kb, false},
+                                   ap, bp);
+        });
+      }
+    }
+}
+
+// ---- transpose
+// rows x cols blocks of the input, each one thread's (see packed.cpp for the shape).
+TileConfig transpose_packed_tile(const DeviceInfo& info, DType t);
+// Whether the output goes past the caches with streaming stores (outputs beyond the L3 a core
+// can reach, at most `l3_bytes`).
+bool transpose_packed_streams(std::size_t out_bytes, std::size_t l3_bytes);
+
+// ---- conv2d
+// rows x cols output tiles, copied with their halo into a per-thread buffer.
+TileConfig conv2d_packed_tile(const DeviceInfo& info, const Problem& p);
+// The tile buffer's row stride (elements) and size (bytes) for tile `t`.
+struct Conv2dBuffer {
+  index_t ld = 0;
+  std::size_t bytes = 0;
+};
+Conv2dBuffer conv2d_packed_buffer(DType dt, index_t r, const TileConfig& t);
+// Output tile (bi, bj) of tile `t`: its input region with the halo (zeros outside the image)
+// copied into `buf` (conv2d_packed_buffer's size and stride), then the register-blocked kernel.
+template <class T>
+void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t bi, index_t bj, T* buf, index_t ld);
+
+// ---- how the optimized kernels run, for describe_launch
+std::string gemm_packed_kernel(DType t);       // "AVX2 micro-kernel 6x16"
+std::string transpose_packed_kernel(DType t);  // "AVX2 in-register 8x8 transposes"
+std::string conv2d_packed_kernel(DType t);     // "AVX2 register blocks of 4 rows x 16 columns"
+
+}  // namespace tilekit::host
