@@ -76,7 +76,9 @@ if cmake --install "$b" --prefix "$prefix" >"$out/install.log" 2>&1; then
 else
   show "$out/install.log"; fail "install"; echo "$fails check(s) failed"; exit 1
 fi
-"$prefix/bin/tilekit" info 2>&1 | grep -E "^\[(kokkos|cuda)\]" | sed 's/^/  info: /'
+"$prefix/bin/tilekit" info 2>&1 | grep -A1 -E "^\[(kokkos|cuda)\]" | sed 's/^/  info: /'
+"$prefix/bin/tilekit" info 2>&1 | grep -A1 "^\[kokkos\]" | grep -q "Cuda" && pass "the installed kokkos backend runs on Kokkos::Cuda" ||
+  fail "the installed kokkos backend is not on Kokkos::Cuda"
 components=$(tr , ';' <<<"$backends")
 
 downstream() {  # $1: label, then CMake arguments
