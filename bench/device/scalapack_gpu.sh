@@ -299,7 +299,7 @@ for line in open(log, errors="replace"):
     rank, text = int(m.group(1)), m.group(3)
     if text.startswith("{"):
         run = json.loads(text)
-    c = re.match(r"tilekit-blas: [sd]gemm_? .*?k=(\d+).* on ([\w-]+): ([0-9.]+) ms", text)
+    c = re.match(r"tilekit-blas: [sd]gemm_? .*?k=(\d+).* on (\S+?): ([0-9.]+) ms", text)
     if c:
         calls.setdefault(rank, []).append(float(c.group(3)) / 1e3)
         where[c.group(2)] = where.get(c.group(2), 0) + 1
