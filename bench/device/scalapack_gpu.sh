@@ -26,7 +26,7 @@
 #    it, and says so), from the repository root, with ".device" carried and tilekit built with the
 #    cuda backend in build-device/ (bash bench/device/build.sh; the run builds it first if missing):
 #      bash bench/device/scalapack_gpu.sh run [STAGES]
-#    stages (default "gemm pdgemm": about 3 minutes on a warm machine with build-device/ built):
+#    stages (default "gemm pdgemm": about 4 minutes on a warm machine with build-device/ built):
 #      build   bench/device/build.sh
 #      gemm    tilekit's DGEMM from device memory (tilekit run gemm --backend cuda --variant
 #              optimized --dtype double) at N1^3 and at each 2-GPU rank's local product, cuBLAS
@@ -38,7 +38,11 @@
 #              within ScaLAPACK's 32-bit workspace limit): 1 GPU at N1 = 16384; 2 GPUs at
 #              N2 = 16384 * 2^(1/3) rounded to NB (20736: 2.03 x the work) on a 1x2 and a 2x1
 #              grid; and 2 GPUs at N1 / 2 with ScaLAPACK's own 32-wide panels, every call on the
-#              GPU, which shows what per-call staging costs
+#              GPU, which shows what per-call staging costs. These run with glibc keeping freed
+#              memory (GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=64 GiB):
+#              PBLAS allocates its panel workspaces, gigabytes at wide panels, in every PDGEMM, and
+#              pages given back to the kernel fault in afresh each time. The 1 GPU and 2 GPU 1x2
+#              runs again with the default allocator ("-mmap") show what that is worth.
 #      tester  scripts/scalapack.sh on 4 ranks (2 a GPU) with TILEKIT_BLAS_BACKEND=cuda and every
 #              call on the GPU (TILEKIT_BLAS_GPU_MIN=0): the example and both PBLAS testers
 #              (about 2 more minutes)
