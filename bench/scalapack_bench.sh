@@ -14,8 +14,9 @@
 # without MPI; 0: not).
 # The two BLAS alternate within each round, and each run records the 1-minute load average before
 # it: on a shared machine, compare medians and read them next to the load. One JSON line a run
-# (the example's, plus blas, round, load1); then a table of medians and tilekit's speed relative
-# to the system BLAS (time_system / time_tilekit: >= 1 is tilekit faster).
+# (the example's, plus op "pdgemm", backend, peer, blas, panel, round, load1: bench/run.py's rows =
+# "stdout" takes them); then a table of medians and tilekit's speed relative to the system BLAS
+# (time_system / time_tilekit: >= 1 is tilekit faster).
 set -euo pipefail
 if [ $# -ne 2 ]; then
   echo "usage: bench/scalapack_bench.sh BUILD_DIR TILEKIT_BLASLIB" >&2
@@ -57,7 +58,9 @@ run() {  # ranks blas round
   load=$(cut -d' ' -f1 /proc/loadavg)
   line=$(mpirun -np "$np" "${bind[@]}" "${env[@]}" "$prog" --n "$N" --nb "$NB" --reps "$REPS" --dtype "$DTYPE" \
            --verify sample | grep -m1 '^{')
-  line="${line%\}}, \"blas\": \"$which\", \"panel\": \"${PANEL:-32}\", \"round\": $round, \"load1\": $load}"
+  local backend=openblas
+  [ "$which" = tilekit ] && backend=$BACKEND
+  line="${line%\}}, \"op\": \"pdgemm\", \"backend\": \"$backend\", \"peer\": $([ "$which" = system ] && echo true || echo false), \"blas\": \"$which\", \"panel\": \"${PANEL:-32}\", \"round\": $round, \"load1\": $load}"
   echo "$line" >>"$OUT"
   echo "$line"
 }

@@ -17,7 +17,9 @@
 #      K = 0, on 2x2, 1x4 and 4x1 grids): every case PASSED, none FAILED or SKIPPED;
 #   3. failures that must end the job with a message, not hang it: a grid that does not match the
 #      rank count, an illegal NB, an illegal TRANSA (ScaLAPACK's own PBLAS ERROR), one rank of four
-#      failing on its own, and, with tilekit's BLAS, one rank whose backend cannot be had here.
+#      failing on its own, a PBLAS workspace that overflows ScaLAPACK's 32-bit sizes (P?SYRK at a
+#      panel of 2^20, BUILD_DIR/tilekit_scalapack_syrk_wide_panel; the panel library's message),
+#      and, with tilekit's BLAS, one rank whose backend cannot be had here.
 # With tilekit's BLAS, every rank must also report its tilekit calls (TILEKIT_BLAS_VERBOSE=1) with
 # a non-zero count for the precision it ran. Logs: BUILD_DIR/scalapack-logs/<blas>/.
 # Exit status: 0 all passed, 1 a check failed, 2 bad usage or something missing.
@@ -215,6 +217,27 @@ fails_with nb '--nb must be at least 1' "${mpi[@]}" -np $ranks "${env[@]}" "$pro
 fails_with transa "PBLAS ERROR 'Illegal TRANSA = X" "${mpi[@]}" -np $ranks "${env[@]}" "$prog" --n 64 --transa X
 fails_with one-rank 'rank 3: --nb must be at least 1' \
   "${mpi[@]}" -np $((ranks - 1)) "${env[@]}" "$prog" --n 64 : -np 1 "${env[@]}" "$prog" --n 64 --nb 0
+# A PBLAS routine the panel library does not see whole (P?SYRK) with a panel so wide that its
+# workspace size overflows ScaLAPACK's 32-bit ints: the library's message, not a crash; one column
+# narrower, the product verified.
+syrk=$build/tilekit_scalapack_syrk_wide_panel
+if [ -x "$syrk" ] && [ -f "$panel_lib" ]; then
+  ranks_env "${blas:+$blas:}$panel_lib"
+  env+=(-x TILEKIT_PBLAS_PANEL=1048576)
+  fails_with syrk-wide-panel "tilekit-pblas-panel: a PBLAS routine asked for a workspace of -2147483648 bytes" \
+    "${mpi[@]}" -np $ranks "${env[@]}" "$syrk"
+  ranks_env "${blas:+$blas:}$panel_lib"
+  env+=(-x TILEKIT_PBLAS_PANEL=1048575)
+  if timeout 120 "${mpi[@]}" -np $ranks "${env[@]}" "$syrk" >"$logs/syrk-1048575.log" 2>&1 &&
+     grep -aq "syrk_wide_panel: verified" "$logs/syrk-1048575.log"; then
+    echo "  ok   syrk-1048575: PDSYRK verified at the widest panel its workspace allows"
+  else
+    fail "syrk-1048575: PDSYRK at panel width 1048575 (log: $logs/syrk-1048575.log)"
+  fi
+  ranks_env "$blas"
+else
+  echo "  skip syrk-wide-panel: no $syrk (built with tilekit's tests)"
+fi
 if [ "$tilekit" = 1 ]; then
   # One rank of four asks its BLAS for a GPU backend this machine cannot give (a rank's device
   # that cannot be had); the other three are then waiting for it inside pdgemm_.

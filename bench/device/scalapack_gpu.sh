@@ -26,7 +26,7 @@
 #    it, and says so), from the repository root, with ".device" carried and tilekit built with the
 #    cuda backend in build-device/ (bash bench/device/build.sh; the run builds it first if missing):
 #      bash bench/device/scalapack_gpu.sh run [STAGES]
-#    stages (default "gemm pdgemm": about 3 minutes on a warm machine with build-device/ built):
+#    stages (default "gemm pdgemm": about 4 minutes on a warm machine with build-device/ built):
 #      build   bench/device/build.sh
 #      gemm    tilekit's DGEMM from device memory (tilekit run gemm --backend cuda --variant
 #              optimized --dtype double) at N1^3 and at each 2-GPU rank's local product, cuBLAS
@@ -38,7 +38,11 @@
 #              within ScaLAPACK's 32-bit workspace limit): 1 GPU at N1 = 16384; 2 GPUs at
 #              N2 = 16384 * 2^(1/3) rounded to NB (20736: 2.03 x the work) on a 1x2 and a 2x1
 #              grid; and 2 GPUs at N1 / 2 with ScaLAPACK's own 32-wide panels, every call on the
-#              GPU, which shows what per-call staging costs
+#              GPU, which shows what per-call staging costs. These run with glibc keeping freed
+#              memory (GLIBC_TUNABLES=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=64 GiB):
+#              PBLAS allocates its panel workspaces, gigabytes at wide panels, in every PDGEMM, and
+#              pages given back to the kernel fault in afresh each time. The 1 GPU and 2 GPU 1x2
+#              runs again with the default allocator ("-mmap") show what that is worth.
 #      tester  scripts/scalapack.sh on 4 ranks (2 a GPU) with TILEKIT_BLAS_BACKEND=cuda and every
 #              call on the GPU (TILEKIT_BLAS_GPU_MIN=0): the example and both PBLAS testers
 #              (about 2 more minutes)
@@ -281,15 +285,19 @@ if has pdgemm; then
                -x "TK_NGPU=$ngpu" "${devices_env[@]}")
     local e
     for e in "$@"; do env+=(-x "$e"); done
+    # PBLAS allocates its panel workspaces (gigabytes at wide panels) in every PDGEMM and frees them;
+    # glibc gives such blocks back to the kernel, so each PDGEMM faults them in afresh. "keep": glibc
+    # told to keep them (its tunables; docs/scalapack.md); "default": as a program runs by default.
+    [ "$malloc_mode" = keep ] && env+=(-x "GLIBC_TUNABLES=$keep_pages")
     local start=$SECONDS
     timeout 300 mpirun -np "$np" --oversubscribe --bind-to none --tag-output "${env[@]}" \
       bash -c 'export CUDA_VISIBLE_DEVICES=$((OMPI_COMM_WORLD_LOCAL_RANK % TK_NGPU)); exec "$0" "$@"' \
       "$prog" --n "$n" --nb "$nb" --grid "$grid" --reps "$reps" --verify sample >"$log" 2>&1
     local rc=$?
     local row
-    row=$(python3 - "$log" "$tag" "$width" "$reps" "$np" "$ngpu" "$backend" "$gpu_name" "$rc" "$single_copy" <<'PY'
+    row=$(python3 - "$log" "$tag" "$width" "$reps" "$np" "$ngpu" "$backend" "$gpu_name" "$rc" "$single_copy" "$malloc_mode" <<'PY'
 import json, re, sys, statistics
-log, tag, width, reps, np_, ngpu, backend, gpu, rc, single = sys.argv[1:11]
+log, tag, width, reps, np_, ngpu, backend, gpu, rc, single, malloc = sys.argv[1:12]
 reps, np_, ngpu = int(reps), int(np_), int(ngpu)
 run, calls, where, ks = None, {}, {}, []
 for line in open(log, errors="replace"):
@@ -299,7 +307,7 @@ for line in open(log, errors="replace"):
     rank, text = int(m.group(1)), m.group(3)
     if text.startswith("{"):
         run = json.loads(text)
-    c = re.match(r"tilekit-blas: [sd]gemm_? .*?k=(\d+).* on ([\w-]+): ([0-9.]+) ms", text)
+    c = re.match(r"tilekit-blas: [sd]gemm_? .*?k=(\d+).* on (\S+?): ([0-9.]+) ms", text)
     if c:
         calls.setdefault(rank, []).append(float(c.group(3)) / 1e3)
         where[c.group(2)] = where.get(c.group(2), 0) + 1
@@ -323,7 +331,8 @@ row = {"op": "pdgemm", "tag": tag, "backend": backend, "dtype": run["dtype"], "m
        "verified": run["verified"], "rel_error": run["rel_error"], "check": run["check"],
        "blas_calls_per_rank": max((len(c) for c in calls.values()), default=0) // (reps + 1),
        "blas_calls_on": where, "blas_seconds": bmax, "blas_seconds_min": min(blas.values(), default=None),
-       "mpi_pack_seconds": None if bmax is None else run["seconds"] - bmax, "mpi_single_copy": single == "yes"}
+       "mpi_pack_seconds": None if bmax is None else run["seconds"] - bmax, "mpi_single_copy": single == "yes",
+       "malloc": malloc}
 if np_ > ngpu:
     row["note"] = f"{np_} ranks on {ngpu} GPU(s): {np_ // ngpu} ranks share a GPU; proves the path, not a scaling figure"
 print(json.dumps(row))
@@ -335,6 +344,8 @@ PY
       fail "pdgemm $tag: exit $rc, $(grep -aE 'scalapack_gemm:|tilekit-blas: [^dsn0-9]|tilekit-pblas|Segmentation|signal|MPI_ABORT' "$log" | head -n 3 | tr '\n' ' ')"
     fi
   }
+  keep_pages=glibc.malloc.mmap_max=0:glibc.malloc.trim_threshold=68719476736
+  malloc_mode=keep
   pdgemm 1gpu 1 1x1 "$n1" max 3
   if [ "$ngpu" -ge 2 ]; then
     echo "2 GPUs: one rank each"
@@ -345,6 +356,10 @@ PY
   pdgemm 2gpu-2x1 2 2x1 "$n2" max 3
   # ScaLAPACK's own panels (32 wide), every call on the GPU: per-call staging.
   pdgemm 2gpu-panel32 2 1x2 $((n1 / 2)) 32 1 TILEKIT_BLAS_GPU_MIN=0
+  # The same 1 -> 2 GPU pair with glibc's default allocator: what keeping the pages is worth.
+  malloc_mode=default
+  pdgemm 1gpu-mmap 1 1x1 "$n1" max 3
+  pdgemm 2gpu-1x2-mmap 2 1x2 "$n2" max 3
 fi
 
 # The figures: weak scaling, the fraction of the device-memory DGEMM, staging and MPI apart.
@@ -356,6 +371,7 @@ pd = {r["tag"]: r for r in rows if r.get("op") == "pdgemm" and "error" not in r}
 dev = {r["tag"]: r for r in rows if r.get("op") == "gemm"}
 one = pd.get("1gpu")
 d1 = dev.get("device-memory-1gpu")
+pairs = [("1gpu", "2gpu-1x2", "1x2"), ("1gpu", "2gpu-2x1", "2x1"), ("1gpu-mmap", "2gpu-1x2-mmap", "1x2")]
 out = []
 if one and d1:
     dev_s = 2 * n1**3 / (d1["gflops"] * 1e9)
@@ -364,22 +380,22 @@ if one and d1:
                 "pdgemm_seconds": one["seconds"], "blas_seconds": one["blas_seconds"], "device_seconds": dev_s,
                 "staging_seconds": None if one["blas_seconds"] is None else one["blas_seconds"] - dev_s,
                 "mpi_pack_seconds": one["mpi_pack_seconds"]})
-for grid, local in (("1x2", "local-1x2"), ("2x1", "local-2x1")):
-    r = pd.get("2gpu-" + grid)
+for tag1, tag2, grid in pairs:
+    one, r, local = pd.get(tag1), pd.get(tag2), "local-" + grid
     if not (one and r):
         continue
     w = (n2 / n1) ** 3 / 2  # the 2-GPU work per GPU over the 1-GPU work
-    row = {"op": "pdgemm_weak_scaling", "tag": "2gpu-" + grid, "device": gpu, "dtype": "double", "grid": grid,
+    row = {"op": "pdgemm_weak_scaling", "tag": tag2, "device": gpu, "dtype": "double", "grid": grid, "malloc": r["malloc"],
            "n1": n1, "n2": n2, "gpus": r["gpus"], "ranks_per_gpu": r["ranks_per_gpu"],
            "seconds_1gpu": one["seconds"], "seconds_2gpu": r["seconds"], "time_ratio": one["seconds"] / r["seconds"],
-           "work_ratio": 2 * w, "efficiency": one["seconds"] / r["seconds"] * w, "target": 0.9}
+           "work_ratio": 2 * w, "efficiency": one["seconds"] / r["seconds"] * w, "target": 0.9,
+           "blas_seconds": r["blas_seconds"], "mpi_pack_seconds": r["mpi_pack_seconds"]}
     row["meets_target"] = row["efficiency"] >= 0.9 and r["gpus"] == 2
     dl = dev.get("device-memory-" + local)
     if dl:
         dev_s = 2 * dl["m"] * dl["n"] * dl["k"] / (dl["gflops"] * 1e9)
-        row.update(local_device_seconds=dev_s, blas_seconds=r["blas_seconds"],
-                   staging_seconds=None if r["blas_seconds"] is None else r["blas_seconds"] - dev_s,
-                   mpi_pack_seconds=r["mpi_pack_seconds"])
+        row.update(local_device_seconds=dev_s,
+                   staging_seconds=None if r["blas_seconds"] is None else r["blas_seconds"] - dev_s)
     if "note" in r:
         row["note"] = r["note"]
     out.append(row)
@@ -392,10 +408,10 @@ python3 - "$rows" <<'PY' | tee "$out/summary.txt"
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 f = lambda v, d=3: "-" if v is None else f"{v:.{d}f}"
-print(f"{'run':<16} {'N':>6} {'grid':>5} {'GPUs':>4} {'panel':>6} {'calls':>5} {'s':>7} {'TFLOP/s':>7} {'BLAS s':>7} {'MPI+pack s':>10} verified")
+print(f"{'run':<16} {'N':>6} {'grid':>5} {'GPUs':>4} {'panel':>6} {'calls':>5} {'malloc':>7} {'s':>7} {'TFLOP/s':>7} {'BLAS s':>7} {'MPI+pack s':>10} verified")
 for r in rows:
     if r.get("op") == "pdgemm" and "error" not in r:
-        print(f"{r['tag']:<16} {r['n']:>6} {r['grid']:>5} {r['gpus']:>4} {str(r['panel_used']):>6} {r['blas_calls_per_rank']:>5} "
+        print(f"{r['tag']:<16} {r['n']:>6} {r['grid']:>5} {r['gpus']:>4} {str(r['panel_used']):>6} {r['blas_calls_per_rank']:>5} {r['malloc']:>7} "
               f"{r['seconds']:>7.3f} {r['gflops'] / 1e3:>7.2f} {f(r['blas_seconds']):>7} {f(r['mpi_pack_seconds']):>10} {r['verified']}")
     elif r.get("op") == "pdgemm":
         print(f"{r['tag']:<16} {r['error']}")
@@ -411,7 +427,7 @@ for r in rows:
               f"BLAS {f(r['blas_seconds'])} s = device {r['device_seconds']:.3f} s + staging {f(r['staging_seconds'])} s; "
               f"MPI + packing {f(r['mpi_pack_seconds'])} s")
     elif r.get("op") == "pdgemm_weak_scaling":
-        print(f"weak scaling {r['grid']} ({r['gpus']} GPU(s), {r['ranks_per_gpu']} rank(s) a GPU): efficiency {r['efficiency']:.3f} "
+        print(f"weak scaling {r['tag']} ({r['malloc']} malloc; {r['gpus']} GPU(s), {r['ranks_per_gpu']} rank(s) a GPU): efficiency {r['efficiency']:.3f} "
               f"(time ratio {r['time_ratio']:.3f} at {r['work_ratio']:.3f}x the work; target 0.90: "
               f"{'met' if r['meets_target'] else 'not met'}); staging {f(r.get('staging_seconds'))} s, "
               f"MPI + packing {f(r.get('mpi_pack_seconds'))} s of {r['seconds_2gpu']:.3f} s" + (f"; {r['note']}" if "note" in r else ""))
