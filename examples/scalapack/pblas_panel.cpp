@@ -26,9 +26,9 @@
 // (OMP_NUM_THREADS of them, the count the rank's BLAS uses) and leaves every other ?mmadd_ to
 // ScaLAPACK.
 //
-// ScaLAPACK calls pilaenv_, p?gemm_ and ?mmadd_ through the dynamic linker (exported from libscalapack), so
-// the first definitions in the process, these when preloaded, are the ones used. A program that
-// defines its own PILAENV (ScaLAPACK's test programs do) keeps it.
+// ScaLAPACK calls pilaenv_, p?gemm_, ?mmadd_ and PB_Cmalloc through the dynamic linker (all
+// exported from libscalapack), so the first definitions in the process, these when preloaded, are
+// the ones used. A program that defines its own PILAENV (ScaLAPACK's test programs do) keeps it.
 #include <dlfcn.h>
 
 #include <algorithm>
