@@ -16,14 +16,18 @@
 #   bench      tilekit_blas_xt_bench: SGEMM and DGEMM at 16384 and 32768 from pageable host memory:
 #              tilekit's host path on 1 GPU and on all, cuBLASXt on 1 and on all (block dims 2048 and
 #              4096 at 16384, the better one at 32768), tilekit::gemm on device memory (the ceiling).
+#              Each the median of 3 after a warm-up, except cuBLASXt after the first size: one run
+#              (XT_REPS_LATER), warmed by the first size only (10-25 s a call at 32768 on one GPU).
 #              SIZES overrides the sizes (e.g. SIZES=16384). Also the staging's parts: one thread's
 #              and all threads' packing bandwidth, pinned H2D/D2H bandwidth.
 #   pack       HERE (Debian, libblas-test installed), not on the device: copies netlib's four level-3
 #              testers with libgfortran.so.5 and libquadmath.so.0 into .device/blastest (carry .device).
 #   crossover  bench/blas_bench.sh crossover: sgemm_/dgemm_ from host memory on cuda and on openmp at
-#              256..8192; the size from which cuda wins is blas.gpu_min's default (docs/blas.md).
-# Prints RESULT lines for bench/run.py; exits non-zero when any check fails (the failing output is
-# printed). About 5 minutes for the default stages on a warm machine.
+#              256..4096, alternating processes, 3 rounds; the size from which cuda wins at every
+#              larger size is blas.gpu_min's default (docs/blas.md).
+# Prints RESULT lines, and JSON rows (lines starting with '{') for bench/run.py from bench and
+# crossover; exits non-zero when any check fails (the failing output is printed). About 4 minutes
+# for the default stages on one GPU, 5 with crossover.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 if [ "${1:-}" = pack ]; then
@@ -104,7 +108,8 @@ for stage in $stages; do
     bench)
       [ -x "$B/tilekit_blas_xt_bench" ] || { failed "no $B/tilekit_blas_xt_bench (cuBLAS not found at build time?)"; continue; }
       t0=$SECONDS
-      "$B/tilekit_blas_xt_bench" --probe --sizes "${SIZES:-16384,32768}" --reps 3 --xt-block-from-first || failed "tilekit_blas_xt_bench (exit $?)"
+      "$B/tilekit_blas_xt_bench" --probe --sizes "${SIZES:-16384,32768}" --reps 3 --xt-block-from-first \
+        --xt-reps-after-first "${XT_REPS_LATER:-1}" || failed "tilekit_blas_xt_bench (exit $?)"
       echo "bench: $((SECONDS - t0)) s"
       ;;
     crossover)
