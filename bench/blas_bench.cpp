@@ -10,7 +10,8 @@
 // same kernel. Prints the median of each and the BLAS entry's speed as a fraction of tilekit's
 // own (c / a, c / b). On a GPU backend, (a) includes the copies to and from the device: c / a is
 // then the host-memory GEMM as a fraction of the device-memory one. The second form times (a)
-// alone at each size (the crossover between a GPU and the CPU: run it once per backend).
+// alone at each size, after a pass over every size (the crossover between a GPU and the CPU: run
+// it once per backend; bench/blas_bench.sh crossover).
 // tilekit's API comes from the same library as the BLAS (libtilekit_blas exports it), so both run
 // on one registry and one backend object. TILEKIT_BLAS_BACKEND is set to --backend.
 #include <algorithm>
@@ -99,24 +100,45 @@ int bench(const std::string& backend_name, int n, int reps) {
   return 0;
 }
 
-// sgemm_/dgemm_ alone, heap memory, at each size: median of reps after a warm-up.
+// sgemm_/dgemm_ alone, heap memory, at each size: one pass over every size first (the process's
+// start-up costs, the OpenMP pool and the GPU's context and staging buffers, fall there), then per
+// size a warm-up and the median of reps. Prints a RESULT line and a JSON row (op blas-gemm) per size.
 template <class T>
 int sizes(const std::string& backend_name, const std::vector<int>& ns, int reps) {
   using clock = std::chrono::steady_clock;
   const char* dt = std::is_same_v<T, float> ? "float" : "double";
+  struct Problem {
+    int n;
+    std::vector<T> a, b, c;
+  };
+  std::vector<Problem> ps;
   for (int n : ns) {
     const std::size_t count = std::size_t(n) * std::size_t(n);
-    std::vector<T> a(count, T(0.5)), b(count, T(0.25)), c(count);
+    ps.push_back({n, std::vector<T>(count, T(0.5)), std::vector<T>(count, T(0.25)), std::vector<T>(count)});
+  }
+  for (auto& p : ps) blas<T>(p.n, p.a.data(), p.b.data(), p.c.data());
+  for (auto& p : ps) {
+    const int n = p.n;
     std::vector<double> t;
     for (int r = 0; r <= reps; ++r) {
       const auto t0 = clock::now();
-      blas<T>(n, a.data(), b.data(), c.data());
+      blas<T>(n, p.a.data(), p.b.data(), p.c.data());
       if (r > 0) t.push_back(std::chrono::duration<double>(clock::now() - t0).count());
     }
-    const double s = median(t);
-    std::printf("RESULT blas_size dtype=%s n=%d backend=%s s=%.6f gflops=%.1f\n", dt, n, backend_name.c_str(), s,
-                2.0 * n * double(n) * n / s * 1e-9);
+    const double s = median(t), gflops = 2.0 * n * double(n) * n / s * 1e-9;
+    // Every entry of C is n * 0.5 * 0.25 (exact in float up to n = 2^22).
+    const bool ok = std::all_of(p.c.begin(), p.c.end(), [&](T x) { return x == T(n * 0.125); });
+    std::printf("RESULT blas_size dtype=%s n=%d backend=%s s=%.6f gflops=%.1f\n", dt, n, backend_name.c_str(), s, gflops);
+    std::printf("{\"op\": \"blas-gemm\", \"dtype\": \"%s\", \"m\": %d, \"n\": %d, \"k\": %d, \"backend\": \"%s\", "
+                "\"variant\": \"blas-entry\", \"memory\": \"heap\", \"seconds\": %.6f, \"min_seconds\": %.6f, "
+                "\"max_seconds\": %.6f, \"gflops\": %.1f, \"metric\": \"gflops\", \"reps\": %d, \"verified\": %s}\n",
+                dt, n, n, n, backend_name.c_str(), s, *std::min_element(t.begin(), t.end()),
+                *std::max_element(t.begin(), t.end()), gflops, reps, ok ? "true" : "false");
     std::fflush(stdout);
+    if (!ok) {
+      std::fprintf(stderr, "tilekit_blas_bench: %s gemm %d on %s: C is wrong\n", dt, n, backend_name.c_str());
+      return 1;
+    }
   }
   return 0;
 }

@@ -16,8 +16,12 @@
 #              OPENBLAS_CORETYPE=SKYLAKEX: the library at its best, as `tilekit compare`'s peer.
 #   crossover  a GPU machine: sgemm_/dgemm_ from host memory on cuda (TILEKIT_BLAS_GPU_MIN=0: the
 #              GPU path with its pinned staging and overlapped tiles) and on openmp (every core)
-#              at 256..8192, and the smallest size from which cuda is faster, per dtype; the larger
-#              of the two is what blas.gpu_min's default should be (RESULT blas_gpu_min).
+#              at 256..4096 (CROSSOVER_SIZES), processes alternating between the backends over
+#              CROSSOVER_ROUNDS rounds (3), each process passing over every size before timing
+#              (a warm-up and the median of 5 per size); per size the median round. The crossover
+#              of a dtype: the smallest size from which cuda is faster at every measured size; the
+#              larger of the two is what blas.gpu_min's default should be (RESULT blas_gpu_min).
+#              JSON rows (op blas-gemm-crossover, blas-crossover, blas-gpu-min) for bench/run.py.
 #   device     a GPU machine: at 16384, the host-memory SGEMM/DGEMM through the BLAS as a
 #              fraction of tilekit::gemm on device memory (cuda; target >= 0.85).
 # Lines starting with RESULT are for the bench driver.
@@ -102,21 +106,65 @@ for mode in "${modes[@]}"; do
       done
       ;;
     crossover)
-      sizes=256,384,512,768,1024,1536,2048,3072,4096,6144,8192
-      found_all=""
+      # Sizes past 4096 are far on the GPU's side (an H200 host: 13x at 4096 in float).
+      sizes=${CROSSOVER_SIZES:-256,384,512,768,1024,1536,2048,3072,4096}
+      rounds=${CROSSOVER_ROUNDS:-3}
+      tmp=$(mktemp -d)
       for dt in float double; do
-        TILEKIT_BLAS_GPU_MIN=0 "$bench" --backend cuda --sizes $sizes --reps 5 --dtype $dt | tee /tmp/blas_cuda.$$
-        "$bench" --backend openmp --sizes $sizes --reps 5 --dtype $dt | tee /tmp/blas_omp.$$
-        paste <(sed -n 's/.* n=\([0-9]*\) .* s=\([0-9.]*\) .*/\1 \2/p' /tmp/blas_cuda.$$) \
-              <(sed -n 's/.* s=\([0-9.]*\) .*/\1/p' /tmp/blas_omp.$$) |
-          awk -v dt=$dt '{ if (!found && $2 < $3) { found = $1 } } END {
-            printf "RESULT blas_crossover dtype=%s n=%s\n", dt, found ? found : "none" }' | tee /tmp/blas_x.$$
-        found_all+=" $(sed -n 's/.* n=//p' /tmp/blas_x.$$)"
-        rm -f /tmp/blas_cuda.$$ /tmp/blas_omp.$$ /tmp/blas_x.$$
+        # Processes alternate between the backends; each passes over every size once before timing.
+        for ((r = 1; r <= rounds; r++)); do
+          for be in cuda openmp; do
+            TILEKIT_BLAS_GPU_MIN=0 "$bench" --backend $be --sizes "$sizes" --reps 5 --dtype $dt >"$tmp/$dt.$be.$r" ||
+              { cat "$tmp/$dt.$be.$r"; echo "tilekit_blas_bench --backend $be --dtype $dt failed" >&2; exit 1; }
+            grep '^RESULT' "$tmp/$dt.$be.$r" | sed "s/\$/ round=$r/"
+          done
+        done
       done
-      # blas.gpu_min: where both float and double are faster on the GPU ("none": beyond 8192).
-      echo "$found_all" | awk '{ m = 0; for (i = 1; i <= NF; i++) { if ($i == "none") { m = "none"; break } if ($i + 0 > m) m = $i + 0 }
-        printf "RESULT blas_gpu_min n=%s (set blas.gpu_min in src/tunings.cpp and kDefaultGpuMin in blas/settings.hpp to it)\n", m }'
+      # Per size and backend the median of the rounds; the crossover of a dtype: the smallest size
+      # from which cuda is faster at that size and every larger one; blas.gpu_min: the larger of the
+      # two dtypes' crossovers (none: the GPU never wins at every size from one on).
+      python3 - "$tmp" "$rounds" <<'PY'
+import glob, json, os, statistics, sys
+tmp, rounds = sys.argv[1], int(sys.argv[2])
+rows = {}
+for f in glob.glob(os.path.join(tmp, "*.*.*")):
+    for line in open(f):
+        if line.startswith("{"):
+            r = json.loads(line)
+            rows.setdefault((r["dtype"], r["backend"], r["n"]), []).append(r)
+med = {}
+for key, rs in rows.items():
+    rs.sort(key=lambda r: r["seconds"])
+    m = dict(rs[len(rs) // 2])
+    m["rounds"] = len(rs)
+    m["round_seconds"] = [r["seconds"] for r in sorted(rs, key=lambda r: r["seconds"])]
+    m["verified"] = all(r.get("verified") is not False for r in rs)
+    med[key] = m
+found = {}
+for dt in ("float", "double"):
+    ns = sorted(n for (d, b, n) in med if d == dt and b == "cuda" and (d, "openmp", n) in med)
+    cross = None
+    for n in reversed(ns):
+        if med[(dt, "cuda", n)]["seconds"] < med[(dt, "openmp", n)]["seconds"]:
+            cross = n
+        else:
+            break
+    found[dt] = cross
+    for n in ns:
+        g, c = med[(dt, "cuda", n)], med[(dt, "openmp", n)]
+        for r, other in ((g, c), (c, g)):
+            r.update(op="blas-gemm-crossover", peer=r["backend"] == "openmp", baseline=other["backend"],
+                     baseline_seconds=other["seconds"], ratio=round(r["seconds"] / other["seconds"], 4))
+            print(json.dumps(r))
+    print(f"RESULT blas_crossover dtype={dt} n={cross if cross else 'none'}")
+    print(json.dumps({"op": "blas-crossover", "dtype": dt, "backend": "cuda", "baseline": "openmp",
+                      "n": cross, "sizes": ns, "rounds": rounds, "metric": "n"}))
+gmin = None if None in found.values() else max(found.values())
+print(f"RESULT blas_gpu_min n={gmin if gmin else 'none'} (blas.gpu_min's default: src/tunings.cpp, kDefaultGpuMin in blas/settings.hpp, docs/blas.md)")
+print(json.dumps({"op": "blas-gpu-min", "backend": "cuda", "baseline": "openmp", "n": gmin,
+                  "float": found["float"], "double": found["double"], "metric": "n"}))
+PY
+      rm -rf "$tmp"
       ;;
     device)
       for dt in float double; do TILEKIT_BLAS_GPU_MIN=0 "$bench" --backend cuda --size 16384 --reps 5 --dtype $dt; done

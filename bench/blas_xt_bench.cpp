@@ -4,7 +4,7 @@
 // ceiling:
 //
 //   tilekit_blas_xt_bench [--sizes 16384,32768] [--dtypes float,double] [--reps 3]
-//                         [--blocks 2048,4096] [--xt-block-from-first] [--probe]
+//                         [--blocks 2048,4096] [--xt-block-from-first] [--xt-reps-after-first R] [--probe]
 //
 // --probe first measures the staging's parts alone: packing pageable memory into pinned buffers
 // with one thread and with every core, and pinned H2D / D2H bandwidth.
@@ -12,9 +12,16 @@
 // device 0, (3) on every device, (4) cublasXt on device 0 and (5) on every device, each block dim
 // of --blocks (the best reported; with --xt-block-from-first, sizes after the first use the block
 // dim that was best at the first size). Each: one warm-up, the median of --reps, and 64 sampled
-// entries of C checked against a double-precision reference (exit 1 when one is off). Prints a
-// line per configuration and RESULT lines for bench/run.py: the host path as a fraction of the
-// device-memory gemm, tilekit / cuBLASXt speed, and the all-device speed-up over one device.
+// entries of C checked against a double-precision reference (exit 1 when one is off). With
+// --xt-reps-after-first R, cuBLASXt at the sizes after the first runs R times without a warm-up of
+// its own (the first size warmed the process and the GPUs; cuBLASXt takes 10-25 s a call at 32768
+// on one GPU): its rows say so (xt_reps, xt_warmup). Prints a line per configuration, a RESULT
+// line per size, and JSON rows (lines starting with '{') for bench/run.py: op blas-host-gemm, one
+// per configuration (variant host: tilekit's host path; device-memory; cublasXt), each with
+// baseline/baseline_seconds/ratio (seconds / baseline_seconds: below 1 is faster) against
+// cuBLASXt on as many GPUs, host_fraction (one GPU's device-memory gemm seconds / seconds) and
+// tk_vs_xt (cuBLASXt seconds / tilekit seconds), gpus_used (the run's context has "gpus", the
+// machine's list); --probe adds an op blas-staging row.
 #include <cublasXt.h>
 #include <cuda_runtime.h>
 
@@ -28,6 +35,7 @@
 #include <limits>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "tilekit/gemm_host.hpp"
@@ -50,6 +58,23 @@ std::vector<int> ints(const std::string& s) {
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
+}
+
+// A JSON number, or null for NaN and infinities.
+std::string number(double x) {
+  if (!std::isfinite(x)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
+}
+
+std::string gpu_name() {
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return "?";
+  std::string out;
+  for (const char* c = p.name; *c; ++c)
+    if (*c != '"' && *c != '\\') out += *c;
+  return out;
 }
 
 // fn over [0, n) on every core (filling 8 GiB matrices with one thread takes too long).
@@ -84,7 +109,8 @@ double check(const char* what, int n, const std::vector<T>& a, const std::vector
       ref += x;
       mag += std::fabs(x);
     }
-    worst = std::max(worst, std::fabs(double(c[i * n + j]) - ref) / (mag + 1e-300));
+    const double e = std::fabs(double(c[i * n + j]) - ref) / (mag + 1e-300);
+    if (!(e <= worst)) worst = e;  // a NaN stays
   }
   const double tol = (std::is_same_v<T, float> ? 1e-5 : 1e-13) * 8;  // relative to sum |a b|
   if (!(worst <= tol)) {
@@ -95,8 +121,8 @@ double check(const char* what, int n, const std::vector<T>& a, const std::vector
 }
 
 template <class T>
-double timed(int reps, const std::function<void()>& f) {
-  f();  // warm-up
+double timed(int reps, const std::function<void()>& f, bool warm_up = true) {
+  if (warm_up) f();
   std::vector<double> t;
   for (int r = 0; r < reps; ++r) {
     const auto t0 = clock_type::now();
@@ -130,7 +156,9 @@ struct Best {
 };
 
 template <class T>
-void run(int n, int reps, int ndev, const std::vector<int>& blocks, Best& best, bool fixed_blocks) {
+void run(int n, int reps, int ndev, const std::vector<int>& blocks, Best& best, bool fixed_blocks, int xt_reps) {
+  const bool xt_warm = xt_reps == 0;
+  if (xt_warm) xt_reps = reps;
   const char* dt = std::is_same_v<T, float> ? "float" : "double";
   const std::size_t count = std::size_t(n) * std::size_t(n);
   std::vector<T> a(count), b(count), c(count);
@@ -141,12 +169,16 @@ void run(int n, int reps, int ndev, const std::vector<int>& blocks, Best& best, 
     }
   });
   const double flops = 2.0 * double(n) * double(n) * double(n);
+  double worst_err = 0;
   auto line = [&](const char* what, double s, double err) {
+    if (!(err <= worst_err)) worst_err = err;
     std::printf("  %-34s %9.1f ms %9.1f GFLOP/s  (sampled max rel. error %.2g)\n", what, s * 1e3, flops / s * 1e-9, err);
     std::fflush(stdout);
   };
-  std::printf("%s gemm %d x %d x %d from pageable host memory, %d GPU(s), median of %d after a warm-up:\n", dt, n, n,
-              n, ndev, reps);
+  std::printf("%s gemm %d x %d x %d from pageable host memory, %d GPU(s), median of %d after a warm-up", dt, n, n, n,
+              ndev, reps);
+  if (!xt_warm) std::printf(" (cublasXt: %d run%s, no warm-up of its own)", xt_reps, xt_reps == 1 ? "" : "s");
+  std::printf(":\n");
 
   tilekit::Backend& be = tilekit::backend("cuda");
   double t_dev = 0;
@@ -174,8 +206,14 @@ void run(int n, int reps, int ndev, const std::vector<int>& blocks, Best& best, 
     line(what, s, check(what, n, a, b, c));
     return s;
   };
+  const double e_dev = worst_err;
+  worst_err = 0;
   const double t_tk1 = tk({0}, "tilekit host memory, 1 GPU");
+  const double e_tk1 = worst_err;
+  worst_err = 0;
   const double t_tkn = ndev > 1 ? tk({}, "tilekit host memory, all GPUs") : t_tk1;
+  const double e_tkn = worst_err;
+  worst_err = 0;
 
   auto xt = [&](int devices, int& chosen, const char* what) {
     cublasXtHandle_t h;
@@ -188,7 +226,7 @@ void run(int n, int reps, int ndev, const std::vector<int>& blocks, Best& best, 
     for (int bd : try_blocks) {
       XT_CHECK(cublasXtSetBlockDim(h, bd));
       zero(c);
-      const double s = timed<T>(reps, [&] { xt_gemm<T>(h, n, a.data(), b.data(), c.data()); });
+      const double s = timed<T>(xt_reps, [&] { xt_gemm<T>(h, n, a.data(), b.data(), c.data()); }, xt_warm);
       const std::string label = std::string(what) + ", block " + std::to_string(bd);
       line(label.c_str(), s, check(label.c_str(), n, a, b, c));
       if (s < best_s) best_s = s, chosen = bd;
@@ -197,7 +235,10 @@ void run(int n, int reps, int ndev, const std::vector<int>& blocks, Best& best, 
     return best_s;
   };
   const double t_xt1 = xt(1, best.block_1, "cublasXt, 1 GPU");
+  const double e_xt1 = worst_err;
+  worst_err = 0;
   const double t_xtn = ndev > 1 ? xt(ndev, best.block_all, "cublasXt, all GPUs") : t_xt1;
+  const double e_xtn = ndev > 1 ? worst_err : e_xt1;
 
   std::printf("  host/device-memory: 1 GPU %.3f; tilekit/cublasXt: 1 GPU %.3f, all %.3f; all/1 GPU: tilekit %.3f, cublasXt %.3f\n",
               t_dev / t_tk1, t_xt1 / t_tk1, t_xtn / t_tkn, t_tk1 / t_tkn, t_xt1 / t_xtn);
@@ -206,6 +247,28 @@ void run(int n, int reps, int ndev, const std::vector<int>& blocks, Best& best, 
               "xt_speedup_all=%.4f\n",
               dt, n, ndev, t_dev, t_tk1, t_tkn, t_xt1, t_xtn, best.block_1, ndev > 1 ? best.block_all : best.block_1,
               t_dev / t_tk1, t_xt1 / t_tk1, t_xtn / t_tkn, t_tk1 / t_tkn, t_xt1 / t_xtn);
+  const std::string dev = gpu_name();
+  const double tol = (std::is_same_v<T, float> ? 1e-5 : 1e-13) * 8;
+  // variant, gpus, seconds, cuBLASXt seconds on as many GPUs, sampled error, reps, warm-up
+  auto json = [&](const char* variant, int gpus, double s, double xt_s, double err, int r, bool warm, bool peer) {
+    std::printf("{\"op\": \"blas-host-gemm\", \"dtype\": \"%s\", \"m\": %d, \"n\": %d, \"k\": %d, \"backend\": \"cuda\", "
+                "\"variant\": \"%s\", \"peer\": %s, \"device\": \"%s\", \"gpus_used\": %d, \"seconds\": %.6f, "
+                "\"gflops\": %.1f, \"metric\": \"gflops\", \"reps\": %d, \"warm_up\": %s, \"baseline\": \"cublasXt\", "
+                "\"baseline_seconds\": %.6f, \"ratio\": %.4f, \"tk_vs_xt\": %.4f, \"host_fraction\": %.4f, "
+                "\"device_seconds\": %.6f, \"xt_block\": %d, \"xt_reps\": %d, \"xt_warmup\": %s, "
+                "\"memory\": \"%s\", \"verified\": %s, \"rel_error\": %s, \"check\": \"64 sampled entries, "
+                "relative to sum |a b|, tolerance %.0e\"}\n",
+                dt, n, n, n, variant, peer ? "true" : "false", dev.c_str(), gpus, s, flops / s * 1e-9, r,
+                warm ? "true" : "false", xt_s, s / xt_s, xt_s / s, t_dev / s, t_dev,
+                gpus == 1 ? best.block_1 : best.block_all, xt_reps, xt_warm ? "true" : "false",
+                std::strcmp(variant, "device-memory") == 0 ? "device" : "pageable host", err <= tol ? "true" : "false",
+                number(err).c_str(), tol);
+  };
+  json("device-memory", 1, t_dev, t_xt1, e_dev, reps, true, false);
+  json("host", 1, t_tk1, t_xt1, e_tk1, reps, true, false);
+  if (ndev > 1) json("host", ndev, t_tkn, t_xtn, e_tkn, reps, true, false);
+  json("cublasXt", 1, t_xt1, t_xt1, e_xt1, xt_reps, xt_warm, true);
+  if (ndev > 1) json("cublasXt", ndev, t_xtn, t_xtn, e_xtn, xt_reps, xt_warm, true);
   std::fflush(stdout);
 }
 
@@ -262,6 +325,11 @@ void probe() {
               pack1, packn, std::max(1u, std::thread::hardware_concurrency()), h2d, d2h);
   std::printf("RESULT blas_staging_parts pack1_gbs=%.2f packall_gbs=%.2f threads=%u h2d_gbs=%.2f d2h_gbs=%.2f\n", pack1,
               packn, std::max(1u, std::thread::hardware_concurrency()), h2d, d2h);
+  std::printf("{\"op\": \"blas-staging\", \"backend\": \"cuda\", \"device\": \"%s\", \"gbps\": %.2f, \"metric\": \"gbps\", "
+              "\"pack1_gbs\": %.2f, \"packall_gbs\": %.2f, \"threads\": %u, \"h2d_gbs\": %.2f, \"d2h_gbs\": %.2f, "
+              "\"bytes\": %zu, \"chunk_bytes\": %zu}\n",
+              gpu_name().c_str(), packn, pack1, packn, std::max(1u, std::thread::hardware_concurrency()), h2d, d2h, total,
+              chunk);
   std::fflush(stdout);
 }
 
@@ -270,7 +338,7 @@ void probe() {
 int main(int argc, char** argv) {
   std::vector<int> sizes{16384, 32768}, blocks{2048, 4096};
   std::vector<std::string> dtypes{"float", "double"};
-  int reps = 3;
+  int reps = 3, xt_reps_later = 0;
   bool from_first = false, with_probe = false;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
@@ -279,6 +347,7 @@ int main(int argc, char** argv) {
     else if (k == "--blocks" && has) blocks = ints(argv[++i]);
     else if (k == "--reps" && has) reps = std::atoi(argv[++i]);
     else if (k == "--xt-block-from-first") from_first = true;
+    else if (k == "--xt-reps-after-first" && has) xt_reps_later = std::atoi(argv[++i]);
     else if (k == "--probe") with_probe = true;
     else if (k == "--dtypes" && has) {
       dtypes.clear();
@@ -287,15 +356,16 @@ int main(int argc, char** argv) {
         if (s.find(d) != std::string::npos) dtypes.push_back(d);
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--sizes N,N] [--dtypes float,double] [--reps R] [--blocks B,B] [--xt-block-from-first] [--probe]\n",
+                   "usage: %s [--sizes N,N] [--dtypes float,double] [--reps R] [--blocks B,B] [--xt-block-from-first] "
+                   "[--xt-reps-after-first R] [--probe]\n",
                    argv[0]);
       return 2;
     }
   }
-  if (reps < 1 || sizes.empty() || blocks.empty() || dtypes.empty() ||
+  if (reps < 1 || xt_reps_later < 0 || sizes.empty() || blocks.empty() || dtypes.empty() ||
       std::any_of(sizes.begin(), sizes.end(), [](int n) { return n < 1; }) ||
       std::any_of(blocks.begin(), blocks.end(), [](int b) { return b < 1; })) {
-    std::fprintf(stderr, "bad --sizes, --blocks, --dtypes or --reps\n");
+    std::fprintf(stderr, "bad --sizes, --blocks, --dtypes, --reps or --xt-reps-after-first\n");
     return 2;
   }
   int ndev = 0;
@@ -309,9 +379,9 @@ int main(int argc, char** argv) {
       Best best;
       for (std::size_t s = 0; s < sizes.size(); ++s) {
         if (dt == "float")
-          run<float>(sizes[s], reps, ndev, blocks, best, from_first && s > 0);
+          run<float>(sizes[s], reps, ndev, blocks, best, from_first && s > 0, s > 0 ? xt_reps_later : 0);
         else
-          run<double>(sizes[s], reps, ndev, blocks, best, from_first && s > 0);
+          run<double>(sizes[s], reps, ndev, blocks, best, from_first && s > 0, s > 0 ? xt_reps_later : 0);
       }
     }
   } catch (const std::exception& e) {

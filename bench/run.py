@@ -403,7 +403,8 @@ def result_fields(r):
     for k, v in r.items():  # what a newer tilekit adds (traffic, tunings of the row...) is kept too
         if k not in out and k not in ("context",):
             out[k] = v
-    out["metric"] = "gflops" if r.get("op") == "gemm" else "gbps"
+    # A program's rows may name their own metric (a GEMM under another op name, a size).
+    out["metric"] = r.get("metric") or ("gflops" if r.get("op") == "gemm" else "gbps")
     return out
 
 

@@ -35,9 +35,10 @@ struct Settings {
   // in; 0: chosen from the sizes (at most 4096, at least two tiles a side above 1024).
   std::int64_t gpu_tile = 0;
 
-  // Provisional until measured on a GPU: the staging of A, B and C costs about as much as the
-  // CPU's compute near n = 1000 on an H100 host over PCIe 5 (bench/blas_bench.sh crossover).
-  static constexpr std::int64_t kDefaultGpuMin = 1024;
+  // Where the GPU path from host memory overtakes every core of the host (bench/blas_bench.sh
+  // crossover): on one H200 with a 16-core Xeon host, float from 512 and double from 384. A host
+  // with fewer cores crosses lower, one with more higher (docs/blas.md).
+  static constexpr std::int64_t kDefaultGpuMin = 512;
 };
 
 // The settings, read from the environment on first use. A value that is not valid ends the

@@ -4,25 +4,41 @@
 # (backends/gpu/host_gemm.hpp, docs/design/blas-gpu-staging.md).
 #
 #   bash bench/device/blas_gpu.sh [BUILD_DIR] [STAGES]     (BUILD_DIR default build-device)
+#   bash bench/device/blas_gpu.sh pack                     (here, before: netlib's testers)
 #
 # STAGES (default "tests sanitize bench"; "crossover" on request):
 #   tests      the engine's fake-device test; libtilekit_blas' own tests with every call on the GPU
-#              (TILEKIT_BLAS_BACKEND=cuda, TILEKIT_BLAS_GPU_MIN=0), with the automatic tiles and with
-#              7-wide tiles (many tiles, every transpose on the device), on device 0 alone and, with two
-#              GPUs, on both; netlib's testers the same way when .device/blastest holds them
-#              (BLAS_TESTERS_DIR, scripts/blas-testers.sh).
+#              (TILEKIT_BLAS_BACKEND=cuda, TILEKIT_BLAS_GPU_MIN=0): with the automatic tiles on
+#              device 0, and with 7-wide tiles (many tiles, every transpose on the device) over every
+#              GPU (both on a 2-GPU machine); netlib's testers the same way (16-wide tiles) when
+#              .device/blastest holds them (`pack` below; BLAS_TESTERS_DIR, scripts/blas-testers.sh).
 #   sanitize   compute-sanitizer memcheck over a BLAS run of the new path (odd shapes, 64-wide tiles).
 #   bench      tilekit_blas_xt_bench: SGEMM and DGEMM at 16384 and 32768 from pageable host memory:
 #              tilekit's host path on 1 GPU and on all, cuBLASXt on 1 and on all (block dims 2048 and
 #              4096 at 16384, the better one at 32768), tilekit::gemm on device memory (the ceiling).
+#              Each the median of 3 after a warm-up, except cuBLASXt after the first size: one run
+#              (XT_REPS_LATER), warmed by the first size only (10-25 s a call at 32768 on one GPU).
 #              SIZES overrides the sizes (e.g. SIZES=16384). Also the staging's parts: one thread's
 #              and all threads' packing bandwidth, pinned H2D/D2H bandwidth.
+#   pack       HERE (Debian, libblas-test installed), not on the device: copies netlib's four level-3
+#              testers with libgfortran.so.5 and libquadmath.so.0 into .device/blastest (carry .device).
 #   crossover  bench/blas_bench.sh crossover: sgemm_/dgemm_ from host memory on cuda and on openmp at
-#              256..8192; the size from which cuda wins is blas.gpu_min's default (docs/blas.md).
-# Prints RESULT lines for bench/run.py; exits non-zero when any check fails (the failing output is
-# printed). About 5 minutes for the default stages on a warm machine.
+#              256..4096, alternating processes, 3 rounds; the size from which cuda wins at every
+#              larger size is blas.gpu_min's default (docs/blas.md).
+# Prints RESULT lines, and JSON rows (lines starting with '{') for bench/run.py from bench and
+# crossover; exits non-zero when any check fails (the failing output is printed). About 4 minutes
+# for the default stages on one GPU, 5 with crossover.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+if [ "${1:-}" = pack ]; then
+  src=/usr/lib/x86_64-linux-gnu/blas
+  [ -x $src/xblat3s ] || { echo "libblas-test is not installed (apt-get install libblas-test)" >&2; exit 2; }
+  mkdir -p "$root/.device/blastest"
+  cp $src/xblat3s $src/xblat3d $src/xscblat3 $src/xdcblat3 "$root/.device/blastest/"
+  for l in libgfortran.so.5 libquadmath.so.0; do cp -L "$(ldconfig -p | awk -v l=$l '$1 == l { print $NF; exit }')" "$root/.device/blastest/"; done
+  ls -la "$root/.device/blastest"
+  exit 0
+fi
 B=$(cd "${1:-$root/build-device}" && pwd) || { echo "no build directory ${1:-build-device}" >&2; exit 2; }
 stages=${2:-tests sanitize bench}
 lib=$root/.device/deps/lib/x86_64-linux-gnu
@@ -50,18 +66,18 @@ run_logged() {  # <label> <command...>: prints the tail of the output when it fa
   fi
 }
 
-device_sets=("0")
-((ngpu > 1)) && device_sets+=("all")
+# (devices, tile) pairs: the automatic tiles (one tile at these tests' sizes) on device 0, and
+# small tiles (many tiles, every transpose on the device) spread over every GPU.
+configs=("0 0" "all 7")
 
 for stage in $stages; do
   case $stage in
     tests)
       run_logged "engine on fake devices" "$B/tests/tilekit_tests" --gtest_filter='HostGemmEngine.*'
-      for devs in "${device_sets[@]}"; do
-        for tile in 0 7; do
-          run_logged "blas unit, cuda, devices $devs, tile $tile" env TILEKIT_BLAS_BACKEND=cuda TILEKIT_BLAS_GPU_MIN=0 \
-            TILEKIT_BLAS_DEVICES=$devs TILEKIT_BLAS_GPU_TILE=$tile "$B/tests/blas/tilekit_blas_tests"
-        done
+      for cfg in "${configs[@]}"; do
+        read -r devs tile <<<"$cfg"
+        run_logged "blas unit, cuda, devices $devs, tile $tile" env TILEKIT_BLAS_BACKEND=cuda TILEKIT_BLAS_GPU_MIN=0 \
+          TILEKIT_BLAS_DEVICES=$devs TILEKIT_BLAS_GPU_TILE=$tile "$B/tests/blas/tilekit_blas_tests"
       done
       # Every call counted on cuda (none fell back to the CPU or the system BLAS).
       out=$(TILEKIT_BLAS_BACKEND=cuda TILEKIT_BLAS_GPU_MIN=0 TILEKIT_BLAS_GPU_TILE=5 TILEKIT_BLAS_VERBOSE=1 \
@@ -70,12 +86,11 @@ for stage in $stages; do
         { failed "smoke on cuda"; echo "$out"; }
       if [ -x "$root/.device/blastest/xblat3s" ]; then
         export BLAS_TESTERS_DIR=$root/.device/blastest
-        for devs in "${device_sets[@]}"; do
-          for tile in 0 16; do
-            LD_LIBRARY_PATH=$BLAS_TESTERS_DIR:$LD_LIBRARY_PATH run_logged "netlib testers, cuda, devices $devs, tile $tile" \
-              env TILEKIT_BLAS_GPU_MIN=0 TILEKIT_BLAS_DEVICES=$devs TILEKIT_BLAS_GPU_TILE=$tile \
-              bash "$root/scripts/blas-testers.sh" "$B/libtilekit_blas.so" cuda
-          done
+        for cfg in "0 0" "all 16"; do
+          read -r devs tile <<<"$cfg"
+          LD_LIBRARY_PATH=$BLAS_TESTERS_DIR:$LD_LIBRARY_PATH run_logged "netlib testers, cuda, devices $devs, tile $tile" \
+            env TILEKIT_BLAS_GPU_MIN=0 TILEKIT_BLAS_DEVICES=$devs TILEKIT_BLAS_GPU_TILE=$tile \
+            bash "$root/scripts/blas-testers.sh" "$B/libtilekit_blas.so" cuda
         done
       else
         echo "skip netlib testers: no .device/blastest (copy Debian's libblas-test testers there, with libgfortran.so.5, libquadmath.so.0)"
@@ -93,7 +108,8 @@ for stage in $stages; do
     bench)
       [ -x "$B/tilekit_blas_xt_bench" ] || { failed "no $B/tilekit_blas_xt_bench (cuBLAS not found at build time?)"; continue; }
       t0=$SECONDS
-      "$B/tilekit_blas_xt_bench" --probe --sizes "${SIZES:-16384,32768}" --reps 3 --xt-block-from-first || failed "tilekit_blas_xt_bench (exit $?)"
+      "$B/tilekit_blas_xt_bench" --probe --sizes "${SIZES:-16384,32768}" --reps 3 --xt-block-from-first \
+        --xt-reps-after-first "${XT_REPS_LATER:-1}" || failed "tilekit_blas_xt_bench (exit $?)"
       echo "bench: $((SECONDS - t0)) s"
       ;;
     crossover)
