@@ -36,9 +36,10 @@ struct Settings {
   std::int64_t gpu_tile = 0;
 
   // Where the GPU path from host memory overtakes every core of the host (bench/blas_bench.sh
-  // crossover): on one H200 with a 16-core Xeon host, float from 512 and double from 384. A host
-  // with fewer cores crosses lower, one with more higher (docs/blas.md).
-  static constexpr std::int64_t kDefaultGpuMin = 512;
+  // crossover): float from 512 with one H200 and a 16-core Xeon host, from 1536 with two H200s and a
+  // 32-core host (double: 384 and 1024). The default sits between; a host with fewer cores crosses
+  // lower, one with more higher (docs/blas.md).
+  static constexpr std::int64_t kDefaultGpuMin = 1024;
 };
 
 // The settings, read from the environment on first use. A value that is not valid ends the

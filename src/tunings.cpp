@@ -138,7 +138,7 @@ std::vector<Tuning> make_table() {
                      "the backend sgemm_/dgemm_/cblas_?gemm run on (auto: the available one of highest priority)"));
   t.push_back(integer("blas.verbose", "blas", 0, 2, 0,
                       "0 silent; 1 one summary line at exit (tilekit-blas: N calls ... on BACKEND); 2 also a line per call"));
-  t.push_back(integer("blas.gpu_min", "blas", 0, (std::int64_t(1) << 31) - 1, 512,
+  t.push_back(integer("blas.gpu_min", "blas", 0, (std::int64_t(1) << 31) - 1, 1024,
                       "a call runs on a GPU backend only when m, n and k are all at least this; below, on the best CPU backend"));
   t.push_back(choice("blas.stage", "blas", {"auto", "always"}, "auto",
                      "copy the operands into backend matrices only where backend memory is not host memory, or always"));
