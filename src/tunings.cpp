@@ -116,7 +116,8 @@ std::vector<Tuning> make_table() {
                    "cannot fill the GPU)"),
       choice("cuda.tf32x3.kernel", "cuda", {"auto", "mma", "wgmma"}, "auto",
              "optimized float gemm under gemm.precision=tf32x3: mma.sync (sm_80+), or wgmma (compute capability 9.0 "
-             "only: split pre-pass, warpgroup MMA from shared memory; 128x128x32) (auto: mma)"),
+             "only: split pre-pass, warpgroup MMA from shared memory; 128x128x32) (auto: wgmma on compute capability 9.0 "
+             "where the build compiles it, else mma)"),
       alternatives("cuda.dgemm.mma", "cuda", {"auto", "m16n8k16", "m8n8k4", "off"}, "auto",
                    "optimized double gemm: the FP64 tensor-core shape, or off for FFMA (auto: m16n8k16 on sm_90, m8n8k4 on sm_80)"),
       alternatives("gpu.conv2d.optimized", "cuda, hip", {"auto", "tile", "aligned-lines", "aligned", "aligned-occ"}, "auto",

@@ -51,6 +51,7 @@ DeviceProps h200() {
   d.async_copy = true;  // cp.async, sm_80 and later
   d.fp64_mma = true;    // mma.sync f64 (DMMA), sm_80 and later
   d.tf32_mma = true;    // mma.sync .tf32, sm_80 and later
+  d.tf32_wgmma = true;  // wgmma .tf32: compute capability 9.0, the build's architectures including 90
   return d;
 }
 
@@ -244,6 +245,8 @@ TEST(TileChoiceDevices, FactoriesMatchTheIndependentFigures) {
     EXPECT_EQ(made.regs_per_sm, ref.regs_per_sm);
     EXPECT_EQ(made.async_copy, ref.async_copy);
     EXPECT_EQ(made.fp64_mma, ref.fp64_mma);
+    EXPECT_EQ(made.tf32_mma, ref.tf32_mma);
+    EXPECT_EQ(made.tf32_wgmma, ref.tf32_wgmma);
   }
 }
 
@@ -398,6 +401,7 @@ DeviceProps a100() {
   DeviceProps d = h200();
   d.name = "NVIDIA A100";
   d.cc_major = 8;
+  d.tf32_wgmma = false;  // wgmma: compute capability 9.0 only
   d.sm_count = 108;
   d.smem_per_block_optin = 163 * 1024;
   d.smem_per_sm = 164 * 1024;
@@ -421,6 +425,7 @@ DeviceProps v100() {
   DeviceProps d = h200();
   d.name = "NVIDIA V100";
   d.cc_major = 7;
+  d.tf32_wgmma = false;
   d.sm_count = 80;
   d.smem_per_block_optin = 96 * 1024;
   d.smem_per_sm = 96 * 1024;
@@ -549,7 +554,10 @@ struct Tf32x3Precision {
 };
 
 TEST(TileChoiceTf32x3, H200FloatGemmRunsThreeTf32ProductsOnlyWhenAsked) {
-  const DeviceProps d = h200();
+  // The mma.sync kernel on sm_90: a build without the sm_90a wgmma kernel (WgmmaAutomaticOnSm90 has
+  // the build with it).
+  DeviceProps d = h200();
+  d.tf32_wgmma = false;
   const Problem p{Op::gemm, DType::f32, 8192, 8192, 8192};
   EXPECT_EQ(plan_launch(d, Variant::optimized, p, {}).tf32x3, 0);  // the default: FP32 FMA
   Tf32x3Precision on;
@@ -628,29 +636,81 @@ TEST(TileChoiceTf32x3, RefusedWhereThereAreNoTf32TensorCoresAndFittedToTheOptIn)
   }
 }
 
-// cuda.tf32x3.kernel=wgmma: the sm_90a kernel (gemm_tf32x3_sm90.cuh), only on compute capability 9.0.
-TEST(TileChoiceTf32x3, WgmmaOnlyWhenNamedAndOnlyOnSm90) {
+// The sm_90a kernel (gemm_tf32x3_sm90.cuh): the automatic choice on compute capability 9.0 where the
+// build compiles it (DeviceProps::tf32_wgmma), at every size; cuda.tf32x3.kernel names either kernel.
+struct Tf32x3Kernel {
+  explicit Tf32x3Kernel(const char* k) { tilekit::set_tuning("cuda.tf32x3.kernel", k); }
+  ~Tf32x3Kernel() { tilekit::set_tuning("cuda.tf32x3.kernel", "auto"); }
+};
+
+void expect_wgmma_plan(const DeviceProps& d, const Problem& q, const TileConfig& t) {
+  const LaunchPlan pl = plan_launch(d, Variant::optimized, q, t);
+  SCOPED_TRACE(describe(d, Variant::optimized, q, pl));
+  expect_launchable(d, Variant::optimized, q, pl);
+  EXPECT_TRUE(pl.tf32x3_wgmma);
+  EXPECT_EQ(pl.tf32x3, 1);
+  EXPECT_EQ(pl.tile.str(), (TileConfig{128, 128, 32}.str()));
+  EXPECT_EQ(pl.threads(), 288);  // two warpgroups and a producer warp
+  EXPECT_EQ(pl.smem_bytes, 3u * 65536 + 1024 + 48);
+  EXPECT_TRUE(pl.needs_optin);
+  EXPECT_EQ(pl.regs_estimate, kTf32x3WgmmaRegs);
+  EXPECT_EQ(pl.occupancy.blocks_per_sm, 1);
+  EXPECT_NE(pl.kernel.find("wgmma"), std::string::npos);
+}
+
+TEST(TileChoiceTf32x3, WgmmaAutomaticOnSm90) {
   Tf32x3Precision on;
   const Problem p{Op::gemm, DType::f32, 8192, 8192, 8192};
-  EXPECT_FALSE(plan_launch(h200(), Variant::optimized, p, {}).tf32x3_wgmma);  // auto: mma.sync
-  tilekit::set_tuning("cuda.tf32x3.kernel", "wgmma");
-  struct Reset {
-    ~Reset() { tilekit::set_tuning("cuda.tf32x3.kernel", "auto"); }
-  } reset;
+  // Every size, the small and skinny ones (fewer 128x128 blocks than SMs) included, and the tile it
+  // is compiled for named.
+  for (const auto& [q, t] :
+       {std::pair{p, TileConfig{}}, std::pair{Problem{Op::gemm, DType::f32, 1, 1, 1}, TileConfig{}},
+        std::pair{Problem{Op::gemm, DType::f32, 100, 200, 50}, TileConfig{}},
+        std::pair{Problem{Op::gemm, DType::f32, 64, 8192, 8192}, TileConfig{}},
+        std::pair{Problem{Op::gemm, DType::f32, 8192, 17, 4096}, TileConfig{}}, std::pair{p, TileConfig{128, 128, 32}}})
+    expect_wgmma_plan(h200(), q, t);
+  // mma.sync's own 128x64x16, named, runs mma.sync.
+  const LaunchPlan s = plan_launch(h200(), Variant::optimized, p, {128, 64, 16});
+  EXPECT_FALSE(s.tf32x3_wgmma);
+  EXPECT_EQ(s.tf32x3, 2);
+  // A build without the sm_90a kernel, and the other NVIDIA parts: mma.sync.
+  DeviceProps without = h200();
+  without.tf32_wgmma = false;
+  EXPECT_FALSE(plan_launch(without, Variant::optimized, p, {}).tf32x3_wgmma);
+  EXPECT_EQ(plan_launch(without, Variant::optimized, p, {}).tf32x3, 1);
+  for (const DeviceProps& d : {a100(), sm86()}) {
+    SCOPED_TRACE(d.name);
+    EXPECT_FALSE(plan_launch(d, Variant::optimized, p, {}).tf32x3_wgmma);
+    EXPECT_NE(plan_launch(d, Variant::optimized, p, {}).tf32x3, 0);
+  }
+  // cuda.tf32x3.kernel=mma on sm_90: the mma.sync kernel, its own automatic shapes.
+  {
+    Tf32x3Kernel mma("mma");
+    const LaunchPlan m = plan_launch(h200(), Variant::optimized, p, {});
+    EXPECT_FALSE(m.tf32x3_wgmma);
+    EXPECT_EQ(m.tf32x3, 1);
+    EXPECT_EQ(m.threads(), 256);
+    EXPECT_EQ(plan_launch(h200(), Variant::optimized, Problem{Op::gemm, DType::f32, 100, 200, 50}, {}).tf32x3, 2);
+  }
+  // The resolved tile passed back plans the same kernel.
+  const LaunchPlan pl = plan_launch(h200(), Variant::optimized, p, {});
+  EXPECT_EQ(plan_launch(h200(), Variant::optimized, p, pl.tile).kernel, pl.kernel);
+}
+
+TEST(TileChoiceTf32x3, WgmmaNamedOnlyOnSm90WithTheKernel) {
+  Tf32x3Precision on;
+  const Problem p{Op::gemm, DType::f32, 8192, 8192, 8192};
+  Tf32x3Kernel named("wgmma");
   for (const auto& [q, t] : {std::pair{p, TileConfig{}}, std::pair{Problem{Op::gemm, DType::f32, 1, 1, 1}, TileConfig{}},
-                             std::pair{p, TileConfig{128, 128, 32}}}) {
-    const LaunchPlan pl = plan_launch(h200(), Variant::optimized, q, t);
-    SCOPED_TRACE(describe(h200(), Variant::optimized, q, pl));
-    expect_launchable(h200(), Variant::optimized, q, pl);
-    EXPECT_TRUE(pl.tf32x3_wgmma);
-    EXPECT_EQ(pl.tf32x3, 1);
-    EXPECT_EQ(pl.tile.str(), (TileConfig{128, 128, 32}.str()));
-    EXPECT_EQ(pl.threads(), 288);  // two warpgroups and a producer warp
-    EXPECT_EQ(pl.smem_bytes, 3u * 65536 + 1024 + 48);
-    EXPECT_TRUE(pl.needs_optin);
-    EXPECT_EQ(pl.regs_estimate, kTf32x3WgmmaRegs);
-    EXPECT_EQ(pl.occupancy.blocks_per_sm, 1);
-    EXPECT_NE(pl.kernel.find("wgmma"), std::string::npos);
+                             std::pair{p, TileConfig{128, 128, 32}}})
+    expect_wgmma_plan(h200(), q, t);
+  try {
+    DeviceProps without = h200();
+    without.tf32_wgmma = false;
+    plan_launch(without, Variant::optimized, p, {});
+    ADD_FAILURE() << "wgmma planned in a build without the sm_90a kernel";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("does not compile"), std::string::npos) << e.what();
   }
   try {
     plan_launch(h200(), Variant::optimized, p, {128, 64, 16});

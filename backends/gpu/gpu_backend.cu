@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "common/gpu/stream_hold.cuh"
+#include "gemm_tf32x3_sm90.hpp"
 #include "kernels.hpp"
 #include "tilekit/ops.hpp"
 
@@ -51,6 +52,7 @@ DeviceProps query_props(int device) {
   d.async_copy = p.major >= 8;
   d.fp64_mma = p.major >= 8;  // mma.sync f64: the cuda build only (hipcc never compiles gemm_dmma.cuh)
   d.tf32_mma = p.major >= 8;  // mma.sync .tf32: likewise (gemm_tf32x3.cuh)
+  d.tf32_wgmma = p.major == 9 && p.minor == 0 && tf32x3_wgmma_compiled();  // gemm_tf32x3_sm90.cu, sm_90a
 #endif
   return d;
 }
@@ -117,8 +119,9 @@ GpuBackend::GpuBackend(std::string name, int priority) : name_(std::move(name)),
     }
     try {  // gemm.precision=tf32x3 replaces it (or is refused by the plan)
       if (precision_tf32x3())
-        sgemm = props_.tf32_mma ? "3xTF32 on the TF32 tensor cores (gemm_tf32x3.cuh; gemm.precision=tf32x3)"
-                                : "none under gemm.precision=tf32x3 (no TF32 tensor cores)";
+        sgemm = props_.tf32_wgmma ? "3xTF32 on the TF32 tensor cores, wgmma (gemm_tf32x3_sm90.cuh; gemm.precision=tf32x3)"
+                : props_.tf32_mma ? "3xTF32 on the TF32 tensor cores, mma.sync (gemm_tf32x3.cuh; gemm.precision=tf32x3)"
+                                  : "none under gemm.precision=tf32x3 (no TF32 tensor cores)";
     } catch (const Error& err) {
       sgemm = err.what();
     }
@@ -221,7 +224,11 @@ LaunchPlan GpuBackend::launch_plan(Variant v, const Problem& p, const TileConfig
 #if defined(__HIPCC__)
   static const DeviceProps fallback = DeviceProps::mi250x();
 #else
-  static const DeviceProps fallback = DeviceProps::h200();
+  static const DeviceProps fallback = [] {
+    DeviceProps d = DeviceProps::h200();
+    d.tf32_wgmma = tf32x3_wgmma_compiled();
+    return d;
+  }();
 #endif
   return plan_launch(available_ ? props_ : fallback, v, p, t);
 }

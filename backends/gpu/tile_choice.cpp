@@ -87,7 +87,8 @@ void check_compiled(Op op, Variant v, DType dt, const TileConfig& t) {
 }
 
 // ---- gemm.precision=tf32x3: the float optimized gemm on the TF32 tensor cores (gemm_tf32x3.cuh)
-// Automatic: 128x128x32 while every SM gets a block and its stages fit the opt-in shared memory,
+// Compute capability 9.0 with the sm_90a kernel compiled: wgmma's 128x128x32 (gemm_tf32x3_sm90.cuh).
+// Elsewhere, mma.sync's, automatic: 128x128x32 while every SM gets a block and its stages fit the opt-in shared memory,
 // else 128x64x16 (44544 bytes: any sm_80+ part). A device without TF32 tensor cores (AMD, NVIDIA
 // before sm_80) is refused: FP32 FMA would be as accurate, but it is not the kernel asked for, and
 // the result would be timed and recorded under the wrong name.
@@ -97,32 +98,41 @@ void plan_tf32x3(const DeviceProps& d, const Problem& p, const TileConfig& req, 
     throw Error("gemm.precision=tf32x3: the float gemm on the TF32 tensor cores (3xTF32, mma.sync .tf32) needs "
                 "NVIDIA sm_80 or later and the cuda backend, which " + dev + " is not; gemm.precision=fp32 runs FP32 FMA");
   const std::string kernel = tilekit::tuning("cuda.tf32x3.kernel");
-  if (kernel == "wgmma") {
+  if (kernel != "auto" && kernel != "mma" && kernel != "wgmma") throw_unmapped_tuning("cuda.tf32x3.kernel", kernel);
+  const TileConfig wt{128, 128, 32};
+  // Automatic: wgmma wherever it runs, at every size (measured 2.1-2.2x the mma.sync kernel at 4096³
+  // and 8192³ on an H200; no measurement favours mma.sync's 128x64x16 where 128x128 blocks leave
+  // SMs idle), unless a tile only mma.sync is compiled for is asked for.
+  const bool wgmma = kernel == "wgmma" ||
+                     (kernel == "auto" && d.tf32_wgmma && d.cc_major == 9 && d.cc_minor == 0 &&
+                      (req.is_auto() || (req.rows == wt.rows && req.cols == wt.cols && req.depth == wt.depth)));
+  if (wgmma) {
     // wgmma is sm_90a's (arch-specific: neither sm_80 nor sm_100 has it).
     if (d.cc_major != 9 || d.cc_minor != 0)
       throw Error("cuda.tf32x3.kernel=wgmma: the 3xTF32 kernel on wgmma needs compute capability 9.0 (Hopper), which " +
                   dev + " is not (" + std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor) +
                   "); cuda.tf32x3.kernel=mma runs mma.sync");
-    const TileConfig t{128, 128, 32};
-    if (!req.is_auto() && !(req.rows == t.rows && req.cols == t.cols && req.depth == t.depth))
+    if (!d.tf32_wgmma)
+      throw Error("cuda.tf32x3.kernel=wgmma: this build does not compile the sm_90a wgmma kernel "
+                  "(CMAKE_CUDA_ARCHITECTURES without 90); cuda.tf32x3.kernel=mma runs mma.sync");
+    if (!req.is_auto() && !(req.rows == wt.rows && req.cols == wt.cols && req.depth == wt.depth))
       throw Error("gemm optimized tile " + req.str() + " under cuda.tf32x3.kernel=wgmma: the wgmma kernel is compiled for " +
-                  t.str());
-    check_tile_fits(p, t, optin_limit(d), where(d));
+                  wt.str());
+    check_tile_fits(p, wt, optin_limit(d), where(d));
     if (kTf32x3WgmmaSmemBytes > optin_limit(d))
-      throw Error("gemm optimized tile " + t.str() + " (3xTF32 on wgmma) needs " + std::to_string(kTf32x3WgmmaSmemBytes) +
+      throw Error("gemm optimized tile " + wt.str() + " (3xTF32 on wgmma) needs " + std::to_string(kTf32x3WgmmaSmemBytes) +
                   " bytes of shared memory, but " + where(d) + " offers " + std::to_string(optin_limit(d)) + " bytes");
-    pl.tile = t;
+    pl.tile = wt;
     pl.block_x = kTf32x3WgmmaThreads;
     pl.block_y = 1;
     pl.smem_bytes = pl.dynamic_smem_bytes = kTf32x3WgmmaSmemBytes;
-    pl.outputs_per_thread = t.rows * t.cols / 256;
+    pl.outputs_per_thread = wt.rows * wt.cols / 256;
     pl.tf32x3 = 1;
     pl.tf32x3_wgmma = true;
     pl.kernel = "gemm_tf32x3_wgmma<float; 3xTF32 on sm_90's wgmma (m64n128k8 .tf32 from shared memory, A and B split "
                 "and swizzled by a pre-pass), 2 warpgroups of 64x128 and a producer warp, 3 bulk-copy stages>";
     return;
   }
-  if (kernel != "auto" && kernel != "mma") throw_unmapped_tuning("cuda.tf32x3.kernel", kernel);
   auto fits = [&](const Tf32x3Shape& s) { return tf32x3_smem_bytes(s) <= optin_limit(d); };
   int pick = -1;
   if (req.is_auto()) {
@@ -184,6 +194,7 @@ DeviceProps DeviceProps::h200() {
   d.async_copy = true;
   d.fp64_mma = true;
   d.tf32_mma = true;
+  d.tf32_wgmma = true;  // a cuda build for sm_90 compiles the wgmma kernel
   return d;
 }
 

@@ -68,6 +68,8 @@ struct DeviceProps {
   bool async_copy = false;  // asynchronous global-to-shared copies (NVIDIA sm_80+: cp.async)
   bool fp64_mma = false;    // FP64 tensor cores (NVIDIA sm_80+: mma.sync f64, "DMMA"; the cuda backend only)
   bool tf32_mma = false;    // TF32 tensor cores (NVIDIA sm_80+: mma.sync .tf32; the cuda backend only)
+  bool tf32_wgmma = false;  // the 3xTF32 kernel on wgmma runs: compute capability 9.0 and a cuda build whose
+                            // architectures include 90 (gemm_tf32x3_sm90.cu compiled for sm_90a)
 
   static DeviceProps h200();    // NVIDIA H200 SXM (sm_90), as cudaGetDeviceProperties reports it
   static DeviceProps mi250x();  // AMD MI250X, one GCD (gfx90a): wavefront 64, 64 KiB LDS, 110 CUs
@@ -226,8 +228,8 @@ inline constexpr int kTf32x3PadA = 4, kTf32x3PadB = 8;  // floats a shared row (
 constexpr std::size_t tf32x3_smem_bytes(const Tf32x3Shape& s) {
   return std::size_t(s.stages) * std::size_t(s.rows * (s.depth + kTf32x3PadA) + s.depth * (s.cols + kTf32x3PadB)) * 4;
 }
-// The 3xTF32 kernel on sm_90's wgmma (backends/common/gpu/gemm_tf32x3_sm90.cuh), chosen by the tuning
-// cuda.tf32x3.kernel=wgmma on compute capability 9.0: its one tile, 2 consumer warpgroups and a
+// The 3xTF32 kernel on sm_90's wgmma (backends/common/gpu/gemm_tf32x3_sm90.cuh), the automatic choice
+// on compute capability 9.0 where the build compiles it (DeviceProps::tf32_wgmma): its one tile, 2 consumer warpgroups and a
 // producer warp, 3 stages of 64 KiB plus 1024 bytes of alignment and 6 mbarriers; registers from
 // ptxas 13.0 for sm_90a (no spills).
 inline constexpr int kTf32x3WgmmaThreads = 288, kTf32x3WgmmaRegs = 141;

@@ -11,7 +11,8 @@
 #   3. compute-sanitizer memcheck (and synccheck) on small shapes;
 #   4. the SASS of the wgmma object (HGMMA count);
 #   5. timing: `tilekit compare gemm` at 8192^3 (and 4096^3) for wgmma and for mma, each with
-#      cuBLAS SGEMM in the same process: GFLOP/s, the ratio to cuBLAS, the relative errors.
+#      cuBLAS SGEMM in the same process: GFLOP/s, the ratio to cuBLAS, the relative errors;
+#   6. cuda.tf32x3.kernel=auto must plan wgmma here; small and skinny shapes timed under auto and mma.
 # Prints `RESULT {json}` lines (the compare rows, the tuning in "tunings"; also appended as plain
 # JSON lines to $BENCH_ROWS when bench/run.py sets it) and a summary; exits non-zero when any
 # correctness check fails.
@@ -166,6 +167,37 @@ if mine and peer and peer.get("gflops"):
           f"verified={mine.get('verified')}; {str(mine.get('launch', ''))[:160]}")
 PY
   done
+done
+# ---- 6. the automatic choice: wgmma here (compute capability 9.0, a build for 90) at every size;
+# small and skinny problems (fewer 128x128 blocks than SMs, where mma.sync's auto takes 128x64x16)
+# timed with both kernels, the evidence for or against a shape rule in auto.
+log "auto (gemm.precision=tf32x3 alone) and small or skinny shapes, wgmma against mma.sync:"
+for s in "300 300 300" "1024 1024 4096" "2048 1024 2048" "128 4096 4096" "4096 256 4096" "8192 128 8192"; do
+  set -- $s
+  for k in auto mma; do
+    timeout -k 5 60 "$T" run gemm --backend cuda --variant optimized --dtype float --m $1 --n $2 --k $3 --reps 20 \
+      --tune gemm.precision=tf32x3 --tune cuda.tf32x3.kernel=$k --json >"$out/small-$k.json" 2>"$out/small-$k.err"
+    echo "rc=$?" >>"$out/small-$k.err"
+  done
+  python3 - "$s" "$out/small-auto.json" "$out/small-mma.json" "${BENCH_ROWS:-}" <<'PY' || { fail=1; tail -3 "$out"/small-*.err; }
+import json, sys
+shape, fa, fm, rows_file = sys.argv[1:5]
+try:
+    a, m = json.load(open(fa)), json.load(open(fm))
+except (OSError, ValueError) as e:
+    print(f"FAIL {shape}: no JSON ({e})"); sys.exit(1)
+out = open(rows_file, "a") if rows_file else None
+for r, k in ((a, "auto"), (m, "mma")):
+    r = dict(r, tunings={"gemm.precision": "tf32x3", "cuda.tf32x3.kernel": k})
+    print("RESULT " + json.dumps(r))
+    if out: out.write(json.dumps(r) + "\n")
+ok = a.get("verified") is True and m.get("verified") is True and "wgmma" in str(a.get("launch", ""))
+print(f"{'SMALL' if ok else 'FAIL '} {shape:>16}: auto {a.get('gflops', 0) / 1000:.1f} TFLOP/s ({a.get('tile')}, "
+      f"{'wgmma' if 'wgmma' in str(a.get('launch', '')) else 'NOT wgmma'}), mma {m.get('gflops', 0) / 1000:.1f} "
+      f"({m.get('tile')}): auto/mma {a.get('gflops', 0) / max(m.get('gflops', 0), 1e-9):.2f}x; "
+      f"rel errors {a.get('rel_error')} {m.get('rel_error')}")
+sys.exit(0 if ok else 1)
+PY
 done
 log "done: $([ $fail = 0 ] && echo 'all checks passed' || echo 'SOME CHECKS FAILED')"
 exit $fail
