@@ -144,6 +144,23 @@ void* alloc_aligned(std::size_t bytes) {
   return std::aligned_alloc(64, (bytes + 63) / 64 * 64);
 }
 
+std::size_t huge_page_alignment(std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (bytes >= kHugeFrom && huge_pages_wanted()) return kHugePage;
+#endif
+  (void)bytes;
+  return 0;
+}
+
+void advise_huge_pages(void* p, std::size_t bytes) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (const std::size_t whole = bytes / kHugePage * kHugePage; whole > 0) madvise(p, whole, MADV_HUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 void* HostBackend::allocate(std::size_t bytes) {
   huge_pages_wanted();  // a bad TILEKIT_* environment fails here, at the first matrix, not in a kernel
   if (bytes > SIZE_MAX - kHugePage)

@@ -28,6 +28,12 @@ bool cpu_is_amd_family_26();
 // take a TLB miss at every row: measured +2% on the Zen 5 gemm and +5-10% on its transpose
 // (docs/design/host-huge-pages.md). The tuning host.huge_pages=off leaves them to the OS.
 void* alloc_aligned(std::size_t bytes);
+// For host memory allocated elsewhere (kokkos_malloc on a host space): the alignment an allocation
+// of `bytes` wants so that it can sit on transparent huge pages (2 MiB; 0 where it stays on normal
+// pages: under 4 MiB, host.huge_pages=off, no madvise), and the advice itself for [p, p + bytes), p
+// aligned so (whole huge pages only).
+std::size_t huge_page_alignment(std::size_t bytes);
+void advise_huge_pages(void* p, std::size_t bytes);
 
 // fp32 lanes of the widest vector unit this binary may use (runtime check of AVX-512/AVX2).
 int simd_lanes_f32();
