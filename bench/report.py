@@ -95,7 +95,8 @@ def physical(name):
 def device_block(r):
     """GPUs by name; CPUs by name and core count (the GPU machine's host and a 2-core machine
     can report the same model name)."""
-    dev = clean(physical(r.get("device")))
+    # Rows of bench programs that do not name their device are the machine's CPU (the context's model).
+    dev = clean(physical(r.get("device") or (None if is_gpu_row(r) else r.get("cpu_model"))))
     if is_gpu_row(r):
         return dev
     n = r.get("num_cpus")
