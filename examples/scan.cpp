@@ -59,10 +59,10 @@ struct BlockScan {
     } else {
       t.for_lanes([&](tile::Lane l) {
         const index_t first = base + index_t(l.id) * items, last = first + items < n ? first + items : n;
-        // Four values an iteration: one value an iteration is a loop of four instructions whose
-        // speed depends on where the linker puts it (across a 64-byte boundary the front end
-        // delivers it in two cycles, not one: the same machine code ran 1.0x and 1.3x the
-        // plain loop's time in two builds); four a time stay bound by the adds' chain wherever.
+        // Four values an iteration: one a time is a five-instruction loop whose speed depends on
+        // where the linker puts it (the same instructions run 1.0x or 1.3x the plain loop's time
+        // as it lands inside a 64-byte line or across one); four a time are bound by the chain
+        // of adds wherever they land (docs/design/tile-layer-collectives.md).
         T run = 0;
         index_t i = first;
         for (; i + 4 <= last; i += 4) {
