@@ -5,7 +5,9 @@
 //
 //   tilekit_blas_xt_bench [--sizes 16384,32768] [--dtypes float,double] [--reps 3]
 //                         [--blocks 2048,4096] [--xt-block-from-first] [--xt-reps-after-first R] [--probe]
+//                         [--no-xt]
 //
+// --no-xt leaves cuBLASXt out (its rows and ratios; tilekit's rows then have no baseline).
 // --probe first measures the staging's parts alone: packing pageable memory into pinned buffers
 // with one thread and with every core, and pinned H2D / D2H bandwidth.
 // Per dtype and size: (1) tilekit::gemm on device memory (device 0), (2) tilekit's host path on
@@ -64,7 +66,7 @@ double median(std::vector<double> v) {
 std::string number(double x) {
   if (!std::isfinite(x)) return "null";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", x);
+  std::snprintf(buf, sizeof buf, "%.4g", x);
   return buf;
 }
 
@@ -156,7 +158,8 @@ struct Best {
 };
 
 template <class T>
-void run(int n, int reps, int ndev, const std::vector<int>& blocks, Best& best, bool fixed_blocks, int xt_reps) {
+void run(int n, int reps, int ndev, const std::vector<int>& blocks, Best& best, bool fixed_blocks, int xt_reps,
+         bool with_xt) {
   const bool xt_warm = xt_reps == 0;
   if (xt_warm) xt_reps = reps;
   const char* dt = std::is_same_v<T, float> ? "float" : "double";
@@ -234,10 +237,11 @@ void run(int n, int reps, int ndev, const std::vector<int>& blocks, Best& best, 
     XT_CHECK(cublasXtDestroy(h));
     return best_s;
   };
-  const double t_xt1 = xt(1, best.block_1, "cublasXt, 1 GPU");
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double t_xt1 = with_xt ? xt(1, best.block_1, "cublasXt, 1 GPU") : nan;
   const double e_xt1 = worst_err;
   worst_err = 0;
-  const double t_xtn = ndev > 1 ? xt(ndev, best.block_all, "cublasXt, all GPUs") : t_xt1;
+  const double t_xtn = !with_xt ? nan : ndev > 1 ? xt(ndev, best.block_all, "cublasXt, all GPUs") : t_xt1;
   const double e_xtn = ndev > 1 ? worst_err : e_xt1;
 
   std::printf("  host/device-memory: 1 GPU %.3f; tilekit/cublasXt: 1 GPU %.3f, all %.3f; all/1 GPU: tilekit %.3f, cublasXt %.3f\n",
@@ -253,13 +257,14 @@ void run(int n, int reps, int ndev, const std::vector<int>& blocks, Best& best, 
   auto json = [&](const char* variant, int gpus, double s, double xt_s, double err, int r, bool warm, bool peer) {
     std::printf("{\"op\": \"blas-host-gemm\", \"dtype\": \"%s\", \"m\": %d, \"n\": %d, \"k\": %d, \"backend\": \"cuda\", "
                 "\"variant\": \"%s\", \"peer\": %s, \"device\": \"%s\", \"gpus_used\": %d, \"seconds\": %.6f, "
-                "\"gflops\": %.1f, \"metric\": \"gflops\", \"reps\": %d, \"warm_up\": %s, \"baseline\": \"cublasXt\", "
-                "\"baseline_seconds\": %.6f, \"ratio\": %.4f, \"tk_vs_xt\": %.4f, \"host_fraction\": %.4f, "
+                "\"gflops\": %.1f, \"metric\": \"gflops\", \"reps\": %d, \"warm_up\": %s, \"baseline\": %s, "
+                "\"baseline_seconds\": %s, \"ratio\": %s, \"tk_vs_xt\": %s, \"host_fraction\": %.4f, "
                 "\"device_seconds\": %.6f, \"xt_block\": %d, \"xt_reps\": %d, \"xt_warmup\": %s, "
                 "\"memory\": \"%s\", \"verified\": %s, \"rel_error\": %s, \"check\": \"64 sampled entries, "
                 "relative to sum |a b|, tolerance %.0e\"}\n",
                 dt, n, n, n, variant, peer ? "true" : "false", dev.c_str(), gpus, s, flops / s * 1e-9, r,
-                warm ? "true" : "false", xt_s, s / xt_s, xt_s / s, t_dev / s, t_dev,
+                warm ? "true" : "false", with_xt ? "\"cublasXt\"" : "null", number(xt_s).c_str(), number(s / xt_s).c_str(),
+                number(xt_s / s).c_str(), t_dev / s, t_dev,
                 gpus == 1 ? best.block_1 : best.block_all, xt_reps, xt_warm ? "true" : "false",
                 std::strcmp(variant, "device-memory") == 0 ? "device" : "pageable host", err <= tol ? "true" : "false",
                 number(err).c_str(), tol);
@@ -267,8 +272,8 @@ void run(int n, int reps, int ndev, const std::vector<int>& blocks, Best& best, 
   json("device-memory", 1, t_dev, t_xt1, e_dev, reps, true, false);
   json("host", 1, t_tk1, t_xt1, e_tk1, reps, true, false);
   if (ndev > 1) json("host", ndev, t_tkn, t_xtn, e_tkn, reps, true, false);
-  json("cublasXt", 1, t_xt1, t_xt1, e_xt1, xt_reps, xt_warm, true);
-  if (ndev > 1) json("cublasXt", ndev, t_xtn, t_xtn, e_xtn, xt_reps, xt_warm, true);
+  if (with_xt) json("cublasXt", 1, t_xt1, t_xt1, e_xt1, xt_reps, xt_warm, true);
+  if (with_xt && ndev > 1) json("cublasXt", ndev, t_xtn, t_xtn, e_xtn, xt_reps, xt_warm, true);
   std::fflush(stdout);
 }
 
@@ -339,7 +344,7 @@ int main(int argc, char** argv) {
   std::vector<int> sizes{16384, 32768}, blocks{2048, 4096};
   std::vector<std::string> dtypes{"float", "double"};
   int reps = 3, xt_reps_later = 0;
-  bool from_first = false, with_probe = false;
+  bool from_first = false, with_probe = false, with_xt = true;
   for (int i = 1; i < argc; ++i) {
     const std::string k = argv[i];
     const bool has = i + 1 < argc;
@@ -349,6 +354,7 @@ int main(int argc, char** argv) {
     else if (k == "--xt-block-from-first") from_first = true;
     else if (k == "--xt-reps-after-first" && has) xt_reps_later = std::atoi(argv[++i]);
     else if (k == "--probe") with_probe = true;
+    else if (k == "--no-xt") with_xt = false;
     else if (k == "--dtypes" && has) {
       dtypes.clear();
       const std::string s = argv[++i];
@@ -357,7 +363,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--sizes N,N] [--dtypes float,double] [--reps R] [--blocks B,B] [--xt-block-from-first] "
-                   "[--xt-reps-after-first R] [--probe]\n",
+                   "[--xt-reps-after-first R] [--probe] [--no-xt]\n",
                    argv[0]);
       return 2;
     }
@@ -379,9 +385,9 @@ int main(int argc, char** argv) {
       Best best;
       for (std::size_t s = 0; s < sizes.size(); ++s) {
         if (dt == "float")
-          run<float>(sizes[s], reps, ndev, blocks, best, from_first && s > 0, s > 0 ? xt_reps_later : 0);
+          run<float>(sizes[s], reps, ndev, blocks, best, from_first && s > 0, s > 0 ? xt_reps_later : 0, with_xt);
         else
-          run<double>(sizes[s], reps, ndev, blocks, best, from_first && s > 0, s > 0 ? xt_reps_later : 0);
+          run<double>(sizes[s], reps, ndev, blocks, best, from_first && s > 0, s > 0 ? xt_reps_later : 0, with_xt);
       }
     }
   } catch (const std::exception& e) {

@@ -147,6 +147,9 @@ class Device {
   virtual std::size_t staging_bytes() const = 0;
   virtual void* staging(int i) = 0;
   virtual Pool& pool() = 0;
+  // The fewest rows of C a gemm should have to fill the device (a tile whose A panel is still
+  // arriving is computed in slices of at least this many rows).
+  virtual index_t gemm_rows_min() const { return 1024; }
   // Enqueued work: copies from/to staging buffers (copy_up on Stream::up, copy_down on
   // Stream::down), transposes (Stream::up), gemms (Stream::compute). Arguments are read at the
   // call; the memory they point to, when the work runs.
@@ -324,6 +327,7 @@ class Driver {
       }
       dev_.record(kEvStaging + b, Stream::up);
       pending_[std::size_t(b)] = true;
+      last_up_ = b;
     }
   }
 
@@ -392,12 +396,13 @@ class Driver {
   }
 
   // The slot holding panel `id`, uploading it (into a free slot, or the least recently used one
-  // whose panel is not in `keep`) when it is not resident.
-  int panel(index_t id, index_t t, std::initializer_list<index_t> keep) {
+  // whose panel is not in `keep`) when it is not resident; with upload = false the slot is only
+  // claimed, and compute() fills it.
+  int panel(index_t id, index_t t, std::initializer_list<index_t> keep, bool upload = true) {
     for (auto& sl : slot_)
       if (sl.panel == id) {
         sl.used = t;
-        fill(int(&sl - slot_.data()));  // a prefetch may have left it partly filled
+        if (upload) fill(int(&sl - slot_.data()));  // a prefetch may have left it partly filled
         return int(&sl - slot_.data());
       }
     Slot* victim = nullptr;
@@ -410,17 +415,20 @@ class Driver {
     sl.panel = id;
     sl.used = t;
     sl.done = 0;
-    fill(int(&sl - slot_.data()));
+    if (upload) fill(int(&sl - slot_.data()));
     return int(&sl - slot_.data());
   }
 
   // Panels (and C, when beta reads it) of tile t on their way; `busy` is the tile whose gemm may
-  // still run (its panels stay).
+  // still run (its panels stay). An A panel stored row by row (its chunks are rows of the tile)
+  // is only claimed here: compute() uploads it after the B panel, a slice of rows at a time, each
+  // slice's gemm starting as soon as its rows are up. The first tile then waits for one panel and
+  // a slice rather than two panels (a tenth of a DGEMM on two GPUs at 32768 was that wait).
   void prepare(index_t t, std::pair<index_t, index_t> ij, std::pair<index_t, index_t> busy) {
     const auto [i, j] = ij;
     constexpr index_t none = std::numeric_limits<index_t>::min();
     const index_t busy_a = busy.first >= 0 ? busy.first : none, busy_b = busy.first >= 0 ? -2 - busy.second : none;
-    sa_[t % 2] = panel(i, t, {busy_a, busy_b});
+    sa_[t % 2] = panel(i, t, {busy_a, busy_b}, g_.trans_a);
     sb_[t % 2] = panel(-2 - j, t, {busy_a, busy_b, i});
     if (g_.beta != T(0)) {
       T* c = cbuf_[t % 2];
@@ -430,13 +438,31 @@ class Driver {
   }
 
   void compute(index_t t, std::pair<index_t, index_t> ij) {
-    const auto [i, j] = ij;
     const int cb = int(t % 2);
-    dev_.wait(Stream::compute, kEvSlot + sa_[cb]);
+    const index_t rows = rows_of(ij.first), cols = cols_of(ij.second);
+    const T* a = slot_[std::size_t(sa_[cb])].mem;
+    T* c = cbuf_[cb];
+    auto gemm = [&](index_t r0, index_t r1) {
+      dev_.gemm(GemmArgs<T>{r1 - r0, cols, g_.k, g_.alpha, a + r0 * g_.k, g_.k,
+                            slot_[std::size_t(sb_[cb])].mem, tn_, g_.beta, c + r0 * tn_, tn_});
+    };
     dev_.wait(Stream::compute, kEvSlot + sb_[cb]);
     if (g_.beta != T(0)) dev_.wait(Stream::compute, kEvCUp + cb);
-    dev_.gemm(GemmArgs<T>{rows_of(i), cols_of(j), g_.k, g_.alpha, slot_[std::size_t(sa_[cb])].mem, g_.k,
-                          slot_[std::size_t(sb_[cb])].mem, tn_, g_.beta, cbuf_[cb], tn_});
+    Slot& sa = slot_[std::size_t(sa_[cb])];
+    index_t r0 = 0;
+    if (!g_.trans_a && sa.done < rows) {  // claimed by prepare: up in slices, each computed once it is up
+      const index_t slice = std::max(dev_.gemm_rows_min(), rows_per_chunk(g_.k));
+      while (sa.done < rows) {
+        // A last piece under half a slice joins the one before it.
+        fill(sa_[cb], rows - sa.done < slice + slice / 2 ? -1 : slice);
+        dev_.wait(Stream::compute, kEvStaging + last_up_);
+        gemm(r0, sa.done);
+        r0 = sa.done;
+      }
+    } else {
+      dev_.wait(Stream::compute, kEvSlot + sa_[cb]);
+      gemm(0, rows);
+    }
     dev_.record(kEvGemm + cb, Stream::compute);
   }
 
@@ -481,6 +507,7 @@ class Driver {
   const HostGemm<T>& g_;
   index_t tm_, tn_, r0_, r1_, c0_, c1_;
   int nbuf_ = 0, next_ = 0;
+  int last_up_ = 0;  // the staging buffer of the last upload (its event marks the upload's end)
   std::vector<bool> pending_;
   std::vector<T*> twin_;
   T* cbuf_[2] = {nullptr, nullptr};

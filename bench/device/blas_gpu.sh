@@ -18,8 +18,14 @@
 #              4096 at 16384, the better one at 32768), tilekit::gemm on device memory (the ceiling).
 #              Each the median of 3 after a warm-up, except cuBLASXt after the first size: one run
 #              (XT_REPS_LATER), warmed by the first size only (10-25 s a call at 32768 on one GPU).
-#              SIZES overrides the sizes (e.g. SIZES=16384). Also the staging's parts: one thread's
-#              and all threads' packing bandwidth, pinned H2D/D2H bandwidth.
+#              SIZES overrides the sizes (e.g. SIZES=16384), DTYPES the dtypes (float,double); XT=0
+#              leaves cuBLASXt out. Also the staging's parts: one thread's and all threads' packing
+#              bandwidth, pinned H2D/D2H bandwidth.
+#   huge       matrices of 2^31 elements or more through sgemm_/dgemm_ with every call on the GPU
+#              (tests/blas/blas_huge.cpp): every offset past 2^31 by the leading dimensions (all
+#              GPUs), then dense 50000^3 SGEMM (10 GB a matrix) on all GPUs and on device 0, and a
+#              dense 46341^3 DGEMM, A transposed (17 GB a matrix), on all GPUs. Needs about 60 GB of
+#              host memory (skipped with less).
 #   pack       HERE (Debian, libblas-test installed), not on the device: copies netlib's four level-3
 #              testers with libgfortran.so.5 and libquadmath.so.0 into .device/blastest (carry .device).
 #   crossover  bench/blas_bench.sh crossover: sgemm_/dgemm_ from host memory on cuda and on openmp at
@@ -108,14 +114,39 @@ for stage in $stages; do
     bench)
       [ -x "$B/tilekit_blas_xt_bench" ] || { failed "no $B/tilekit_blas_xt_bench (cuBLAS not found at build time?)"; continue; }
       t0=$SECONDS
-      "$B/tilekit_blas_xt_bench" --probe --sizes "${SIZES:-16384,32768}" --reps 3 --xt-block-from-first \
-        --xt-reps-after-first "${XT_REPS_LATER:-1}" || failed "tilekit_blas_xt_bench (exit $?)"
+      xt=()
+      [ "${XT:-1}" = 0 ] && xt=(--no-xt)
+      "$B/tilekit_blas_xt_bench" --probe --sizes "${SIZES:-16384,32768}" --dtypes "${DTYPES:-float,double}" --reps 3 \
+        --xt-block-from-first --xt-reps-after-first "${XT_REPS_LATER:-1}" "${xt[@]}" || failed "tilekit_blas_xt_bench (exit $?)"
       echo "bench: $((SECONDS - t0)) s"
       ;;
     crossover)
       bash "$root/bench/blas_bench.sh" "$B" crossover || failed "blas_bench.sh crossover"
       ;;
-    *) echo "unknown stage '$stage' (tests, sanitize, bench, crossover)" >&2; exit 2 ;;
+    huge)
+      # <label> <devices> <args...>: passes when the program passes and every call ran on cuda.
+      huge() {
+        local label=$1 devs=$2 t0=$SECONDS out rc
+        shift 2
+        out=$(TILEKIT_BLAS_BACKEND=cuda TILEKIT_BLAS_GPU_MIN=0 TILEKIT_BLAS_DEVICES=$devs TILEKIT_BLAS_VERBOSE=1 \
+          "$B/tests/blas/tilekit_blas_huge" "$@" 2>&1)
+        rc=$?
+        echo "$out" | grep -E '^(RESULT|\{)' | sed "s/\"backend\": \"cuda\"/\"backend\": \"cuda\", \"devices\": \"$devs\"/"
+        if [ $rc -eq 77 ]; then
+          echo "skip $label: $(echo "$out" | head -1)"
+        elif [ $rc -eq 0 ] && echo "$out" | grep -qE '^tilekit-blas: [0-9]+ calls \(.*\) on cuda$'; then
+          echo "ok   $label ($((SECONDS - t0)) s): $(echo "$out" | grep -E ': ok$' | cut -c1-160 | tr '\n' ' ')"
+        else
+          failed "$label (exit $rc)"
+          echo "$out" | tail -20
+        fi
+      }
+      huge "offsets past 2^31, sgemm_ NT and dgemm_ TN, all GPUs" all strided
+      huge "dense SGEMM 50000, all GPUs" all dense float 50000 NN
+      huge "dense SGEMM 50000, device 0" 0 dense float 50000 NN
+      huge "dense DGEMM 46341, A transposed, all GPUs" all dense double 46341 TN
+      ;;
+    *) echo "unknown stage '$stage' (tests, sanitize, bench, huge, crossover)" >&2; exit 2 ;;
   esac
 done
 rm -f /tmp/blas_gpu.$$
