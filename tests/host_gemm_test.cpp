@@ -62,8 +62,6 @@ class FakeDevice : public Device {
   std::size_t staging_bytes() const override { return staging_bytes_; }
   void* staging(int i) override { return staging_.at(std::size_t(i)).data(); }
   Pool& pool() override { return pool_; }
-  // Tiles computed in slices of a few rows while their A panel arrives (the GPU's is 1024).
-  index_t gemm_rows_min() const override { return 2; }
 
   void copy_up(void* dst, const void* src, std::size_t bytes) override {
     push(Stream::up, [=] { std::memcpy(dst, src, bytes); });
@@ -382,6 +380,23 @@ TEST(HostGemmEngine, ShortOfMemoryFailsBeforeWritingC) {
     ADD_FAILURE() << "ResourceError after C was written";
   } catch (const tilekit::DeviceError&) {
   }
+}
+
+TEST(HostGemmEngine, CopyRowAnyAlignmentAndLength) {
+  // The packing copy (streaming stores past 256 bytes): every byte copied, none beside it written.
+  std::vector<unsigned char> src(4096 + 64), dst(4096 + 64);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = (unsigned char)(i * 37 + 11);
+  for (std::size_t so = 0; so < 16; so += 3)
+    for (std::size_t d_off = 0; d_off < 16; ++d_off)
+      for (std::size_t n : {0, 1, 15, 255, 256, 257, 319, 320, 1000, 4000}) {
+        std::fill(dst.begin(), dst.end(), 0xEE);
+        copy_row(dst.data() + 8 + d_off, src.data() + so, n);
+        for (std::size_t i = 0; i < dst.size(); ++i) {
+          const bool inside = i >= 8 + d_off && i < 8 + d_off + n;
+          ASSERT_EQ(dst[i], inside ? src[so + i - 8 - d_off] : 0xEE)
+              << "byte " << i << ", src offset " << so << ", dst offset " << d_off << ", " << n << " bytes";
+        }
+      }
 }
 
 TEST(HostGemmEngine, PoolCoversEveryIndexOnce) {

@@ -35,7 +35,41 @@
 #include "tilekit/backend.hpp"
 #include "tilekit/types.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace tilekit::gpu::staging {
+
+// One row of a pack or an unpack: the destination (a pinned staging buffer the DMA reads next, or
+// the caller's C) is written with streaming stores, which skip the read a normal store makes of
+// every destination line before it writes it (a third of a plain copy's memory traffic). The
+// host's copies are the narrow stage of the whole pipeline (docs/design/blas-gpu-staging.md).
+inline void copy_row(void* dst, const void* src, std::size_t bytes) {
+#if defined(__SSE2__)
+  if (bytes >= 256) {
+    auto* d = static_cast<char*>(dst);
+    const auto* s = static_cast<const char*>(src);
+    const std::size_t head = (16 - (reinterpret_cast<std::uintptr_t>(d) & 15)) & 15;
+    std::memcpy(d, s, head);
+    d += head, s += head, bytes -= head;
+    for (; bytes >= 64; d += 64, s += 64, bytes -= 64) {
+      const __m128i x0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+      const __m128i x1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16));
+      const __m128i x2 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 32));
+      const __m128i x3 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 48));
+      _mm_stream_si128(reinterpret_cast<__m128i*>(d), x0);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(d + 16), x1);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(d + 32), x2);
+      _mm_stream_si128(reinterpret_cast<__m128i*>(d + 48), x3);
+    }
+    std::memcpy(d, s, bytes);
+    _mm_sfence();  // streaming stores are weakly ordered: visible before the DMA is enqueued
+    return;
+  }
+#endif
+  std::memcpy(dst, src, bytes);
+}
 
 // A fixed set of host threads that split a loop; the calling thread takes part.
 class Pool {
@@ -147,9 +181,6 @@ class Device {
   virtual std::size_t staging_bytes() const = 0;
   virtual void* staging(int i) = 0;
   virtual Pool& pool() = 0;
-  // The fewest rows of C a gemm should have to fill the device (a tile whose A panel is still
-  // arriving is computed in slices of at least this many rows).
-  virtual index_t gemm_rows_min() const { return 1024; }
   // Enqueued work: copies from/to staging buffers (copy_up on Stream::up, copy_down on
   // Stream::down), transposes (Stream::up), gemms (Stream::compute). Arguments are read at the
   // call; the memory they point to, when the work runs.
@@ -314,7 +345,7 @@ class Driver {
       T* st = static_cast<T*>(dev_.staging(b));
       dev_.pool().run(n, std::size_t(n * cols) * sizeof(T), [&](index_t a, index_t e) {
         for (index_t r = a; r < e; ++r)
-          std::memcpy(st + r * ld_stage, src + (r0 + r) * ld_src, std::size_t(cols) * sizeof(T));
+          copy_row(st + r * ld_stage, src + (r0 + r) * ld_src, std::size_t(cols) * sizeof(T));
       });
       // A direct copy's last row is cols long: the copy never reads past what was packed.
       const std::size_t bytes = std::size_t((n - 1) * ld_stage + cols) * sizeof(T);
@@ -327,7 +358,6 @@ class Driver {
       }
       dev_.record(kEvStaging + b, Stream::up);
       pending_[std::size_t(b)] = true;
-      last_up_ = b;
     }
   }
 
@@ -396,13 +426,12 @@ class Driver {
   }
 
   // The slot holding panel `id`, uploading it (into a free slot, or the least recently used one
-  // whose panel is not in `keep`) when it is not resident; with upload = false the slot is only
-  // claimed, and compute() fills it.
-  int panel(index_t id, index_t t, std::initializer_list<index_t> keep, bool upload = true) {
+  // whose panel is not in `keep`) when it is not resident.
+  int panel(index_t id, index_t t, std::initializer_list<index_t> keep) {
     for (auto& sl : slot_)
       if (sl.panel == id) {
         sl.used = t;
-        if (upload) fill(int(&sl - slot_.data()));  // a prefetch may have left it partly filled
+        fill(int(&sl - slot_.data()));  // a prefetch may have left it partly filled
         return int(&sl - slot_.data());
       }
     Slot* victim = nullptr;
@@ -415,20 +444,17 @@ class Driver {
     sl.panel = id;
     sl.used = t;
     sl.done = 0;
-    if (upload) fill(int(&sl - slot_.data()));
+    fill(int(&sl - slot_.data()));
     return int(&sl - slot_.data());
   }
 
   // Panels (and C, when beta reads it) of tile t on their way; `busy` is the tile whose gemm may
-  // still run (its panels stay). An A panel stored row by row (its chunks are rows of the tile)
-  // is only claimed here: compute() uploads it after the B panel, a slice of rows at a time, each
-  // slice's gemm starting as soon as its rows are up. The first tile then waits for one panel and
-  // a slice rather than two panels (a tenth of a DGEMM on two GPUs at 32768 was that wait).
+  // still run (its panels stay).
   void prepare(index_t t, std::pair<index_t, index_t> ij, std::pair<index_t, index_t> busy) {
     const auto [i, j] = ij;
     constexpr index_t none = std::numeric_limits<index_t>::min();
     const index_t busy_a = busy.first >= 0 ? busy.first : none, busy_b = busy.first >= 0 ? -2 - busy.second : none;
-    sa_[t % 2] = panel(i, t, {busy_a, busy_b}, g_.trans_a);
+    sa_[t % 2] = panel(i, t, {busy_a, busy_b});
     sb_[t % 2] = panel(-2 - j, t, {busy_a, busy_b, i});
     if (g_.beta != T(0)) {
       T* c = cbuf_[t % 2];
@@ -438,31 +464,13 @@ class Driver {
   }
 
   void compute(index_t t, std::pair<index_t, index_t> ij) {
+    const auto [i, j] = ij;
     const int cb = int(t % 2);
-    const index_t rows = rows_of(ij.first), cols = cols_of(ij.second);
-    const T* a = slot_[std::size_t(sa_[cb])].mem;
-    T* c = cbuf_[cb];
-    auto gemm = [&](index_t r0, index_t r1) {
-      dev_.gemm(GemmArgs<T>{r1 - r0, cols, g_.k, g_.alpha, a + r0 * g_.k, g_.k,
-                            slot_[std::size_t(sb_[cb])].mem, tn_, g_.beta, c + r0 * tn_, tn_});
-    };
+    dev_.wait(Stream::compute, kEvSlot + sa_[cb]);
     dev_.wait(Stream::compute, kEvSlot + sb_[cb]);
     if (g_.beta != T(0)) dev_.wait(Stream::compute, kEvCUp + cb);
-    Slot& sa = slot_[std::size_t(sa_[cb])];
-    index_t r0 = 0;
-    if (!g_.trans_a && sa.done < rows) {  // claimed by prepare: up in slices, each computed once it is up
-      const index_t slice = std::max(dev_.gemm_rows_min(), rows_per_chunk(g_.k));
-      while (sa.done < rows) {
-        // A last piece under half a slice joins the one before it.
-        fill(sa_[cb], rows - sa.done < slice + slice / 2 ? -1 : slice);
-        dev_.wait(Stream::compute, kEvStaging + last_up_);
-        gemm(r0, sa.done);
-        r0 = sa.done;
-      }
-    } else {
-      dev_.wait(Stream::compute, kEvSlot + sa_[cb]);
-      gemm(0, rows);
-    }
+    dev_.gemm(GemmArgs<T>{rows_of(i), cols_of(j), g_.k, g_.alpha, slot_[std::size_t(sa_[cb])].mem, g_.k,
+                          slot_[std::size_t(sb_[cb])].mem, tn_, g_.beta, cbuf_[cb], tn_});
     dev_.record(kEvGemm + cb, Stream::compute);
   }
 
@@ -488,7 +496,7 @@ class Driver {
       const T* st = static_cast<const T*>(dev_.staging(ch.b));
       dev_.pool().run(ch.n, std::size_t(ch.n * cols) * sizeof(T), [&](index_t a, index_t e) {
         for (index_t r = a; r < e; ++r)
-          std::memcpy(dst + (ch.r0 + r) * g_.ldc, st + r * tn_, std::size_t(cols) * sizeof(T));
+          copy_row(dst + (ch.r0 + r) * g_.ldc, st + r * tn_, std::size_t(cols) * sizeof(T));
       });
     };
     for (index_t r0 = 0; r0 < rows; r0 += per) {
@@ -507,7 +515,6 @@ class Driver {
   const HostGemm<T>& g_;
   index_t tm_, tn_, r0_, r1_, c0_, c1_;
   int nbuf_ = 0, next_ = 0;
-  int last_up_ = 0;  // the staging buffer of the last upload (its event marks the upload's end)
   std::vector<bool> pending_;
   std::vector<T*> twin_;
   T* cbuf_[2] = {nullptr, nullptr};
