@@ -16,6 +16,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <set>
 #include <vector>
@@ -28,12 +29,20 @@ using tilekit::HostGemm;
 using tilekit::index_t;
 using namespace tilekit::gpu::staging;
 
+// Every fake device's state is under one lock: a device's streams may wait for another's events
+// (peer copies), and a thread waiting on its device then runs the other's work too.
+std::recursive_mutex& fake_lock() {
+  static std::recursive_mutex m;
+  return m;
+}
+
 class FakeDevice : public Device {
  public:
   // lazy: query() never lets work run, so the engine sees every gemm still running and prefetches
   // as much as it can.
-  FakeDevice(unsigned seed, std::size_t staging_bytes, int staging_count, std::size_t budget, bool lazy = false)
-      : rng_(seed), staging_bytes_(staging_bytes), budget_(budget), lazy_(lazy), pool_(2) {
+  FakeDevice(unsigned seed, std::size_t staging_bytes, int staging_count, std::size_t budget, bool lazy = false,
+             bool peers = false)
+      : rng_(seed), staging_bytes_(staging_bytes), budget_(budget), lazy_(lazy), peers_(peers), pool_(2) {
     for (int i = 0; i < staging_count; ++i) staging_.emplace_back(staging_bytes, 0xA5);
   }
   ~FakeDevice() override { EXPECT_EQ(allocated_.size(), 0u) << "device memory left allocated"; }
@@ -43,6 +52,7 @@ class FakeDevice : public Device {
   int allocations_left = 1 << 30;  // then allocate throws ResourceError, as a full device does
   int gemms_left = 1 << 30;        // then gemm throws ResourceError (a failure after C was written)
   void* allocate(std::size_t bytes) override {
+    std::lock_guard<std::recursive_mutex> l(fake_lock());
     if (allocations_left-- <= 0) throw tilekit::ResourceError("fake device: out of memory");
     // Filled with NaN-like bytes: a gemm that reads C with beta == 0, or a panel never uploaded, shows.
     auto* p = new unsigned char[bytes + 1];
@@ -53,6 +63,7 @@ class FakeDevice : public Device {
     return p;
   }
   void release(void* p) noexcept override {
+    std::lock_guard<std::recursive_mutex> l(fake_lock());
     auto* q = static_cast<unsigned char*>(p);
     used_ -= sizes_[q];
     allocated_.erase(q);
@@ -67,6 +78,14 @@ class FakeDevice : public Device {
     push(Stream::up, [=] { std::memcpy(dst, src, bytes); });
     ++copies_up_;
   }
+  bool peer(Device& other) override { return peers_ && &other != this; }
+  void copy_from_peer(void* dst, Device& other, const void* src, std::size_t bytes, int e) override {
+    std::lock_guard<std::recursive_mutex> l(fake_lock());
+    auto& o = static_cast<FakeDevice&>(other);
+    if (o.recorded_[e] > 0) q_[int(Stream::up)].push_back(Op{nullptr, e, o.recorded_[e], &o});
+    q_[int(Stream::up)].push_back(Op{[=] { std::memcpy(dst, src, bytes); }, -1, 0, nullptr});
+    ++copies_peer_;
+  }
   void copy_down(void* dst, const void* src, std::size_t bytes) override {
     push(Stream::down, [=] { std::memcpy(dst, src, bytes); });
   }
@@ -75,58 +94,73 @@ class FakeDevice : public Device {
   void gemm(const tilekit::GemmArgs<float>& a) override { count_gemm(); push(Stream::compute, [=] { mm(a); }); }
   void gemm(const tilekit::GemmArgs<double>& a) override { count_gemm(); push(Stream::compute, [=] { mm(a); }); }
   void count_gemm() {
+    std::lock_guard<std::recursive_mutex> l(fake_lock());
     if (gemms_left-- <= 0) throw tilekit::ResourceError("fake device: launch failed");
     ++gemms_;
   }
 
   void record(int e, Stream s) override {
+    std::lock_guard<std::recursive_mutex> l(fake_lock());
     const long gen = ++recorded_[e];
-    q_[int(s)].push_back(Op{[this, e, gen] { fired_[e] = gen; }, -1, 0});
+    q_[int(s)].push_back(Op{[this, e, gen] { fired_[e] = gen; }, -1, 0, nullptr});
   }
   void wait(Stream s, int e) override {
-    if (recorded_[e] > 0) q_[int(s)].push_back(Op{nullptr, e, recorded_[e]});
+    std::lock_guard<std::recursive_mutex> l(fake_lock());
+    if (recorded_[e] > 0) q_[int(s)].push_back(Op{nullptr, e, recorded_[e], nullptr});
   }
   void host_wait(int e) override {
+    std::lock_guard<std::recursive_mutex> l(fake_lock());
     const long target = recorded_[e];
     while (fired_[e] < target) step();
   }
   // Lets the device progress a little (one random step), so the engine's prefetch sees gemms end.
   bool query(int e) override {
+    std::lock_guard<std::recursive_mutex> l(fake_lock());
     if (!lazy_ && runnable()) step();
     return fired_[e] >= recorded_[e];
   }
   void finish() override {
+    std::lock_guard<std::recursive_mutex> l(fake_lock());
     while (!q_[0].empty() || !q_[1].empty() || !q_[2].empty()) step();
   }
 
   std::size_t peak() const { return peak_; }
   long copies_up() const { return copies_up_; }
   long gemms() const { return gemms_; }
+  long copies_peer() const { return copies_peer_; }
 
  private:
   struct Op {
     std::function<void()> run;
     int wait_event;
     long wait_gen;
+    FakeDevice* other;  // the device whose event it waits for (a peer copy's), else this one
   };
-  void push(Stream s, std::function<void()> f) { q_[int(s)].push_back(Op{std::move(f), -1, 0}); }
+  void push(Stream s, std::function<void()> f) {
+    std::lock_guard<std::recursive_mutex> l(fake_lock());
+    q_[int(s)].push_back(Op{std::move(f), -1, 0, nullptr});
+  }
+  bool ready(const Op& h) { return h.wait_event < 0 || (h.other ? h.other : this)->fired_[h.wait_event] >= h.wait_gen; }
   bool runnable() {
     for (int s = 0; s < 3; ++s)
-      if (!q_[s].empty() && (q_[s].front().wait_event < 0 || fired_[q_[s].front().wait_event] >= q_[s].front().wait_gen))
-        return true;
+      if (!q_[s].empty() && ready(q_[s].front())) return true;
     return false;
   }
-  // Runs the head of a random stream that can run; throws on a deadlock.
-  void step() {
-    int ready[3], n = 0;
+  // Runs the head of a random stream that can run (or, when only another device's event holds
+  // them, a step of that device); throws on a deadlock.
+  void step(int depth = 0) {
+    int ready_s[3], n = 0;
     for (int s = 0; s < 3; ++s) {
       if (q_[s].empty()) continue;
-      const Op& h = q_[s].front();
-      if (h.wait_event >= 0 && fired_[h.wait_event] < h.wait_gen) continue;
-      ready[n++] = s;
+      if (!ready(q_[s].front())) continue;
+      ready_s[n++] = s;
     }
-    if (n == 0) throw std::runtime_error("fake device: every stream waits (deadlock)");
-    const int s = ready[std::uniform_int_distribution<int>(0, n - 1)(rng_)];
+    if (n == 0) {
+      for (int s = 0; s < 3 && depth < 8; ++s)
+        if (!q_[s].empty() && q_[s].front().other) return q_[s].front().other->step(depth + 1);
+      throw std::runtime_error("fake device: every stream waits (deadlock)");
+    }
+    const int s = ready_s[std::uniform_int_distribution<int>(0, n - 1)(rng_)];
     Op op = std::move(q_[s].front());
     q_[s].pop_front();
     if (op.run) op.run();
@@ -149,7 +183,7 @@ class FakeDevice : public Device {
 
   std::mt19937 rng_;
   std::size_t staging_bytes_, budget_;
-  bool lazy_;
+  bool lazy_, peers_;
   std::vector<std::vector<unsigned char>> staging_;
   Pool pool_;
   std::deque<Op> q_[3];
@@ -157,7 +191,7 @@ class FakeDevice : public Device {
   std::set<unsigned char*> allocated_;
   std::map<unsigned char*, std::size_t> sizes_;
   std::size_t used_ = 0, peak_ = 0;
-  long copies_up_ = 0, gemms_ = 0;
+  long copies_up_ = 0, gemms_ = 0, copies_peer_ = 0;
 };
 
 struct Case {
@@ -202,8 +236,9 @@ void check(const Case& cs, unsigned seed) {
   std::vector<std::unique_ptr<FakeDevice>> devs;
   std::vector<Device*> ptrs;
   for (int i = 0; i < cs.devices; ++i) {
+    // Two seeds in three with peer copies (the devices share the panels they all need).
     devs.push_back(std::make_unique<FakeDevice>(seed * 7 + unsigned(i), std::size_t(widest) * sizeof(T) * 3,
-                                                2 + i % 3, cs.budget, seed % 2 == 1));
+                                                2 + i % 3, cs.budget, seed % 2 == 1, seed % 3 != 0));
     ptrs.push_back(devs.back().get());
   }
   ASSERT_TRUE(fits_staging(g, ptrs));
@@ -341,6 +376,34 @@ TEST(HostGemmEngine, EachPanelUploadedOnceWhenItFits) {
   run(devs2, g, 5);
   EXPECT_EQ(lazy.copies_up(), 8 + 6);
   for (float x : c) EXPECT_EQ(x, 9.0f);
+}
+
+TEST(HostGemmEngine, SharedPanelsPackedOnce) {
+  // Two devices split C's 8 x 6 tile grid by tile rows: each needs its 4 A panels and all 6 B
+  // panels. With peer copies the host packs every panel once (8 + 6 uploads), and each B panel
+  // reaches the device that does not own it by one peer copy; without, B goes up twice.
+  HostGemm<float> g;
+  g.m = 40;
+  g.n = 30;
+  g.k = 9;
+  std::vector<float> a(40 * 9, 1), b(9 * 30, 1), c(40 * 30, 0);
+  g.a = a.data();
+  g.b = b.data();
+  g.c = c.data();
+  g.lda = 9;
+  g.ldb = 30;
+  g.ldc = 30;
+  for (bool peers : {true, false})
+    for (bool lazy : {false, true}) {
+      std::fill(c.begin(), c.end(), 0.0f);
+      FakeDevice d0(11, 4096, 3, std::size_t(1) << 20, lazy, peers), d1(12, 4096, 2, std::size_t(1) << 20, lazy, peers);
+      std::vector<Device*> devs{&d0, &d1};
+      run(devs, g, 5);
+      EXPECT_EQ(d0.copies_up() + d1.copies_up(), peers ? 8 + 6 : 8 + 2 * 6) << "peers " << peers << " lazy " << lazy;
+      EXPECT_EQ(d0.copies_peer() + d1.copies_peer(), peers ? 6 : 0);
+      EXPECT_EQ(d0.copies_peer(), peers ? 3 : 0);  // B panels 1, 3, 5 are device 1's
+      for (float x : c) ASSERT_EQ(x, 9.0f);
+    }
 }
 
 TEST(HostGemmEngine, PrefetchedPanelsInChunks) {

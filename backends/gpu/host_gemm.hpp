@@ -200,6 +200,18 @@ class Device {
   virtual bool query(int event) = 0;
   // Waits for everything enqueued.
   virtual void finish() = 0;
+  // Peer copies: whether this device can copy directly from `other`'s memory (NVLink, or PCIe
+  // peer to peer), and the copy itself, enqueued on Stream::up: `bytes` from `src` in `other`'s
+  // memory to `dst`, once `other`'s event `other_event` (its last record before this call) has
+  // run. Without them every device uploads what it needs from the host.
+  virtual bool peer(Device& other) {
+    (void)other;
+    return false;
+  }
+  virtual void copy_from_peer(void* dst, Device& other, const void* src, std::size_t bytes, int other_event) {
+    (void)dst, (void)other, (void)src, (void)bytes, (void)other_event;
+    throw Error("host-memory gemm: this device has no peer copies");
+  }
 };
 
 // The tile edge for one dimension: the whole dimension up to 1024; above, at least two tiles
@@ -231,12 +243,82 @@ namespace detail {
 // buffer (at most kMaxStaging), per panel slot.
 constexpr int kEvCUp = 0, kEvGemm = 2, kEvStaging = 4, kMaxStaging = 64, kEvSlot = kEvStaging + kMaxStaging;
 
+// The panels every device needs (the operand each device's block of C spans whole: B's column
+// panels when the devices split C by tile rows) when the devices copy from each other: panel p is
+// uploaded from the host by device p % devices, its owner, which publishes it here once its
+// upload is enqueued; the others copy it from the owner's memory. The host then packs each such
+// panel once instead of once per device. Every device needs these panels in the same order (the
+// growing-square order introduces panel s at square s on every device), so a device waiting for
+// panel p waits for an owner that needs nothing from it first.
+class Board {
+ public:
+  struct Entry {
+    Device* dev = nullptr;
+    const void* mem = nullptr;
+    int event = -1;
+  };
+  explicit Board(index_t panels) : entries_(std::size_t(panels)) {}
+  void publish(index_t p, Device* dev, const void* mem, int event) {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      entries_[std::size_t(p)] = {dev, mem, event};
+    }
+    cv_.notify_all();
+  }
+  // Panel p once its owner has published it; throws when a device failed (its owner may never).
+  Entry wait(index_t p) {
+    std::unique_lock<std::mutex> l(m_);
+    cv_.wait(l, [&] { return failed_ || entries_[std::size_t(p)].dev; });
+    if (!entries_[std::size_t(p)].dev) throw PeerFailed();
+    return entries_[std::size_t(p)];
+  }
+  bool ready(index_t p) {
+    std::lock_guard<std::mutex> l(m_);
+    return entries_[std::size_t(p)].dev != nullptr;
+  }
+  void fail() {
+    {
+      std::lock_guard<std::mutex> l(m_);
+      failed_ = true;
+    }
+    cv_.notify_all();
+  }
+  // What a device waiting for a panel throws when another device failed (that one's error is
+  // the call's).
+  struct PeerFailed : Error {
+    PeerFailed() : Error("host-memory gemm: another device failed") {}
+  };
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  std::vector<Entry> entries_;
+  bool failed_ = false;
+};
+
 template <class T>
 class Driver {
  public:
   // The device's share: tile rows [r0, r1) x tile columns [c0, c1) of C.
   Driver(Device& dev, const HostGemm<T>& g, index_t tm, index_t tn, index_t r0, index_t r1, index_t c0, index_t c1)
       : dev_(dev), g_(g), tm_(tm), tn_(tn), r0_(r0), r1_(r1), c0_(c0), c1_(c1) {}
+  // Panels shared through `board` (B's when share_b, else A's), this device being `index` of `count`.
+  void share(Board* board, bool share_b, int index, int count) {
+    board_ = board;
+    share_b_ = share_b;
+    index_ = index;
+    count_ = count;
+  }
+  // Waits for what this device still has in flight (before any device's memory is released: a
+  // peer may still be copying from it).
+  void quiesce() noexcept {
+    try {
+      dev_.enter();
+      dev_.finish();
+    } catch (...) {
+    }
+    dev_.leave();
+  }
   ~Driver() {
     // After an error: let what is in flight end before its memory goes.
     try {
@@ -389,10 +471,28 @@ class Driver {
     Slot& sl = slot_[std::size_t(s)];
     const Source src = source(sl.panel);
     if (sl.done >= src.rows) return;
+    if (shared(sl.panel) && !owned(sl.panel)) {  // the whole panel from its owner's memory
+      const Board::Entry e = board_->wait(shared_index(sl.panel));
+      dev_.copy_from_peer(sl.mem, *e.dev, e.mem, panel_bytes(sl.panel), e.event);
+      sl.done = src.rows;
+      dev_.record(kEvSlot + s, Stream::up);
+      return;
+    }
     const index_t to = rows < 0 ? src.rows : std::min(src.rows, sl.done + rows);
     upload(src.src, src.rows, src.cols, src.ld_src, sl.mem, src.ld_dst, src.transposed, sl.done, to);
     sl.done = to;
-    if (sl.done == src.rows) dev_.record(kEvSlot + s, Stream::up);
+    if (sl.done == src.rows) {
+      dev_.record(kEvSlot + s, Stream::up);
+      if (shared(sl.panel)) board_->publish(shared_index(sl.panel), &dev_, sl.mem, kEvSlot + s);
+    }
+  }
+  bool shared(index_t id) const { return board_ && (share_b_ ? id <= -2 : id >= 0); }
+  index_t shared_index(index_t id) const { return id >= 0 ? id : -2 - id; }
+  bool owned(index_t id) const { return shared_index(id) % count_ == index_; }
+  // The panel as device memory holds it: op(A)'s rows x k (ld k), op(B)'s k x cols (ld tn).
+  std::size_t panel_bytes(index_t id) const {
+    const index_t e = id >= 0 ? rows_of(id) * g_.k : (g_.k - 1) * tn_ + cols_of(-2 - id);
+    return std::size_t(e) * sizeof(T);
   }
 
   // While the gemm of tile t runs, the panels later tiles will need go up a chunk at a time into
@@ -409,6 +509,7 @@ class Driver {
       for (auto& sl : slot_)
         if (sl.panel == id || (s < 0 && sl.panel == -1)) s = int(&sl - slot_.data());
       if (s < 0) return;  // no free slot: prefetching would evict what a later tile needs
+      if (shared(id) && !owned(id) && !board_->ready(shared_index(id))) return;  // not up on its owner yet
       Slot& sl = slot_[std::size_t(s)];
       if (sl.panel != id) {
         sl.panel = id;
@@ -523,6 +624,9 @@ class Driver {
   std::vector<std::pair<index_t, index_t>> need_;  // (panel, first tile needing it)
   index_t ahead_ = 0;                               // prefetch's position in need_
   std::vector<void*> owned_;
+  Board* board_ = nullptr;
+  bool share_b_ = true;
+  int index_ = 0, count_ = 1;
 };
 
 // C = beta C in the caller's memory (alpha == 0 or k == 0: A and B are not read; beta == 0
@@ -597,22 +701,46 @@ void run(const std::vector<Device*>& devs, const HostGemm<T>& g, index_t tile = 
     drivers.push_back(by_rows ? std::make_unique<detail::Driver<T>>(*devs[std::size_t(d)], g, tm, tn, b0, b1, 0, gc)
                               : std::make_unique<detail::Driver<T>>(*devs[std::size_t(d)], g, tm, tn, 0, gr, b0, b1));
   }
+  // Devices that can copy from each other share the panels they all need (the host packs each
+  // once): only when no device ever evicts a panel, so an owner's copy stays while others read it.
+  std::unique_ptr<detail::Board> board;
+  bool peers = used > 1;
+  for (index_t d = 0; d < used && peers; ++d) {
+    const index_t needs = by_rows ? (blocks * (d + 1) / used - blocks * d / used) + gc
+                                  : gr + (blocks * (d + 1) / used - blocks * d / used);
+    peers = slots >= needs;
+    for (index_t o = 0; o < used && peers; ++o)
+      if (o != d) peers = devs[std::size_t(d)]->peer(*devs[std::size_t(o)]);
+  }
+  if (peers) {
+    board = std::make_unique<detail::Board>(by_rows ? gc : gr);
+    for (index_t d = 0; d < used; ++d) drivers[std::size_t(d)]->share(board.get(), by_rows, int(d), int(used));
+  }
   for (auto& drv : drivers) drv->setup(slots);  // ResourceError here: nothing written
   // From here C is being written: a failure is reported as a DeviceError, never a ResourceError.
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(used));
+  std::vector<char> secondary(static_cast<std::size_t>(used), 0);  // failed because another device did
   auto drive = [&](index_t d) {
     try {
       drivers[std::size_t(d)]->run();
+      return;
+    } catch (const detail::Board::PeerFailed&) {
+      secondary[std::size_t(d)] = 1;
+      errors[std::size_t(d)] = std::current_exception();
     } catch (const ResourceError& e) {
       errors[std::size_t(d)] = std::make_exception_ptr(DeviceError(e.what()));
     } catch (...) {
       errors[std::size_t(d)] = std::current_exception();
     }
+    if (board) board->fail();  // devices waiting for this one's panels stop
   };
   std::vector<std::thread> threads;
   for (index_t d = 1; d < used; ++d) threads.emplace_back(drive, d);
   drive(0);
   for (auto& t : threads) t.join();
+  for (auto& drv : drivers) drv->quiesce();  // no peer copy still reads memory about to be released
+  for (index_t d = 0; d < used; ++d)
+    if (errors[std::size_t(d)] && !secondary[std::size_t(d)]) std::rethrow_exception(errors[std::size_t(d)]);
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
 }

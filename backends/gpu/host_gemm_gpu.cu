@@ -18,9 +18,17 @@
 #if defined(__HIPCC__)
 #define gpuEventQuery hipEventQuery
 #define gpuErrorNotReady hipErrorNotReady
+#define gpuDeviceCanAccessPeer hipDeviceCanAccessPeer
+#define gpuDeviceEnablePeerAccess hipDeviceEnablePeerAccess
+#define gpuErrorPeerAccessAlreadyEnabled hipErrorPeerAccessAlreadyEnabled
+#define gpuMemcpyPeerAsync hipMemcpyPeerAsync
 #else
 #define gpuEventQuery cudaEventQuery
 #define gpuErrorNotReady cudaErrorNotReady
+#define gpuDeviceCanAccessPeer cudaDeviceCanAccessPeer
+#define gpuDeviceEnablePeerAccess cudaDeviceEnablePeerAccess
+#define gpuErrorPeerAccessAlreadyEnabled cudaErrorPeerAccessAlreadyEnabled
+#define gpuMemcpyPeerAsync cudaMemcpyPeerAsync
 #endif
 
 namespace tilekit::gpu {
@@ -138,12 +146,37 @@ class GpuDevice final : public staging::Device {
   void finish() override {
     for (auto* s : streams_) TILEKIT_GPU_CHECK(gpuStreamSynchronize(s));
   }
+  // Peer access is enabled once per pair and direction, the first time a call asks.
+  bool peer(staging::Device& other) override {
+    auto* o = dynamic_cast<GpuDevice*>(&other);
+    if (!o || o == this) return false;
+    if (std::find(peers_.begin(), peers_.end(), o->device_) != peers_.end()) return true;
+    int can = 0;
+    TILEKIT_GPU_CHECK(gpuDeviceCanAccessPeer(&can, device_, o->device_));
+    if (!can) return false;
+    enter();
+    const gpuError_t e = gpuDeviceEnablePeerAccess(o->device_, 0);
+    leave();
+    if (e == gpuErrorPeerAccessAlreadyEnabled)
+      (void)gpuGetLastError();
+    else
+      TILEKIT_GPU_CHECK(e);
+    peers_.push_back(o->device_);
+    return true;
+  }
+  void copy_from_peer(void* dst, staging::Device& other, const void* src, std::size_t bytes, int other_event) override {
+    auto& o = static_cast<GpuDevice&>(other);
+    TILEKIT_GPU_CHECK(gpuStreamWaitEvent(stream(staging::Stream::up), o.event(other_event), 0));
+    TILEKIT_GPU_CHECK(gpuMemcpyPeerAsync(dst, device_, src, o.device_, bytes, stream(staging::Stream::up)));
+  }
 
  private:
   gpuStream_t stream(staging::Stream s) const { return streams_[int(s)]; }
   // Created at first use, on this device (the driving thread has entered it); an event never
   // recorded is complete, as Device requires.
+  // Locked: a peer's thread reads this device's events (copy_from_peer).
   gpuEvent_t event(int e) {
+    std::lock_guard<std::mutex> l(events_mutex_);
     if (std::size_t(e) >= events_.size()) events_.resize(std::size_t(e) + 1, nullptr);
     gpuEvent_t& ev = events_[std::size_t(e)];
     if (!ev) TILEKIT_GPU_CHECK(gpuEventCreateNoTiming(&ev));
@@ -193,6 +226,8 @@ class GpuDevice final : public staging::Device {
   gpuStream_t streams_[3] = {nullptr, nullptr, nullptr};
   std::vector<void*> staging_;
   std::vector<gpuEvent_t> events_;  // by the engine's event names (dense from 0)
+  std::mutex events_mutex_;
+  std::vector<int> peers_;  // devices this one has peer access to
 };
 
 // The devices' staging state, for the process; calls are serialized (they share it).
