@@ -350,18 +350,27 @@ TEST(HostGemmEngine, TooLittleMemoryShrinksTilesOrRefuses) {
   for (double x : c) EXPECT_EQ(x, 8.0);
 }
 
-TEST(HostGemmEngine, EachPanelUploadedOnceWhenItFits) {
+// C (40 x 30) = A B with A and B all ones, k = 9: every entry of C is 9.
+struct Ones {
+  std::vector<float> a = std::vector<float>(40 * 9, 1), b = std::vector<float>(9 * 30, 1), c = std::vector<float>(40 * 30, 0);
   HostGemm<float> g;
-  g.m = 40;
-  g.n = 30;
-  g.k = 9;
-  std::vector<float> a(40 * 9, 1), b(9 * 30, 1), c(40 * 30, 0);
-  g.a = a.data();
-  g.b = b.data();
-  g.c = c.data();
-  g.lda = 9;
-  g.ldb = 30;
-  g.ldc = 30;
+  Ones() {
+    g.m = 40;
+    g.n = 30;
+    g.k = 9;
+    g.a = a.data();
+    g.b = b.data();
+    g.c = c.data();
+    g.lda = 9;
+    g.ldb = 30;
+    g.ldc = 30;
+  }
+};
+
+TEST(HostGemmEngine, EachPanelUploadedOnceWhenItFits) {
+  Ones o;
+  HostGemm<float>& g = o.g;
+  std::vector<float>& c = o.c;
   // Staging holds a whole panel: one copy per panel (8 A panels, 6 B panels of tile 5).
   FakeDevice dev(5, 4096, 3, std::size_t(1) << 20);
   std::vector<Device*> devs{&dev};
@@ -382,17 +391,9 @@ TEST(HostGemmEngine, SharedPanelsPackedOnce) {
   // Two devices split C's 8 x 6 tile grid by tile rows: each needs its 4 A panels and all 6 B
   // panels. With peer copies the host packs every panel once (8 + 6 uploads), and each B panel
   // reaches the device that does not own it by one peer copy; without, B goes up twice.
-  HostGemm<float> g;
-  g.m = 40;
-  g.n = 30;
-  g.k = 9;
-  std::vector<float> a(40 * 9, 1), b(9 * 30, 1), c(40 * 30, 0);
-  g.a = a.data();
-  g.b = b.data();
-  g.c = c.data();
-  g.lda = 9;
-  g.ldb = 30;
-  g.ldc = 30;
+  Ones o;
+  HostGemm<float>& g = o.g;
+  std::vector<float>& c = o.c;
   for (bool peers : {true, false})
     for (bool lazy : {false, true}) {
       std::fill(c.begin(), c.end(), 0.0f);
