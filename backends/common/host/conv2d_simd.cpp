@@ -2,19 +2,24 @@
 // simd.hpp for why).
 //
 // The tiled variant computes one output row at a time, so every input vector it loads serves
-// one output row. Here a register block of RB output rows x CV vectors stays in registers while
-// the taps are applied: input row y contributes to every output row i <= y < i + R of the block,
-// so each vector loaded from the (L1-resident, halo-padded) tile feeds up to RB rows of FMAs,
-// the register-level version of the halo reuse the tile buffer gives at the L1 level. Taps are
-// broadcast from the filter (embedded-broadcast FMAs on AVX-512). Every output sums its taps in
-// (fi, fj) order, the same order as the naive loops.
+// one output row. Here accumulators for several output rows stay in registers while the taps are
+// applied, so each vector loaded from the halo-padded tile feeds several rows of FMAs: the
+// register-level version of the halo reuse the tile buffer gives at the cache level. For the
+// common filter sizes (R = 3, 5, 7, compiled in) a strip of vectors slides down the whole tile
+// with one accumulator row per filter row, every accumulator taking an FMA from every loaded
+// vector; other sizes use blocks of 4 output rows. Taps are broadcast from the filter. Every
+// output sums its taps in (fi, fj) order, the same order as the naive loops.
+// docs/design/openmp-conv2d-register-blocks.md has the measurements.
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "common/host/conv2d_simd.cpp"
 #include <hwy/foreach_target.h>  // re-includes this file once per target
 #include <hwy/highway.h>
+#include <hwy/cache_control.h>
 
 #include <algorithm>
+#include <type_traits>
+#include <utility>
 
 #include "common/host/simd.hpp"
 
@@ -23,11 +28,92 @@ namespace tilekit::host::simd {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// 4 rows x CV vectors of accumulators: 16 (+ CV inputs + 1 tap) of AVX-512's 32 registers,
-// 8 of the 16 elsewhere. Wider blocks cut the loads per FMA: (CV + RB) loads feed RB x CV FMAs.
+// The general kernel (any R): 4 rows x CV vectors of accumulators: 16 (+ CV inputs + 1 tap) of
+// AVX-512's 32 registers, 8 of the 16 elsewhere. (CV + RB) loads feed RB x CV FMAs, but an input
+// row reaches only the block's rows i <= y < i + R, so the first and last R - 1 input rows keep
+// fewer accumulators busy than the FMA latency needs.
 constexpr std::size_t kRB = 4;
 constexpr std::size_t kCV = HWY_MAX_BYTES >= 64 ? 4 : 2;
-template <class T> constexpr std::size_t BlockCols() { return kCV * HWY_LANES(T); }
+
+// The sliding kernel (R = 3, 5, 7 compiled in): a strip of CV vectors runs down the whole tile,
+// keeping R output rows of accumulators, one for every filter row: input row y feeds output rows
+// y - R + 1 ... y, all of them, with tap row R - 1 ... 0. After row y the oldest output row has
+// all R^2 taps and is stored, and a fresh one enters. Every accumulator takes an FMA for every
+// loaded input vector (R FMAs a load, R x CV accumulators always busy), and each broadcast tap
+// feeds CV FMAs. R x CV accumulators + CV inputs + 1 tap: at most 16 registers on AVX2 / SSE4
+// (R = 3: 9 + 3 + 1, R = 5: 10 + 2 + 1, R = 7: 7 + 1 + 1), about 25 of AVX-512's 32.
+template <std::size_t R> constexpr std::size_t SlideVecs() {
+  if constexpr (HWY_MAX_BYTES >= 64) return R == 3 ? 6 : R == 5 ? 4 : 3;
+  return R == 3 ? 3 : R == 5 ? 2 : 1;
+}
+
+template <class T> constexpr std::size_t BlockCols(std::size_t r) {
+  const std::size_t cv = r == 3 ? SlideVecs<3>() : r == 5 ? SlideVecs<5>() : r == 7 ? SlideVecs<7>() : kCV;
+  return cv * HWY_LANES(T);
+}
+
+// Input rows the strip prefetches ahead: the tile's rows are ld apart (over 2 KiB at the
+// automatic widths), a stride the L1's own prefetcher does not follow, so every row's lines would
+// otherwise arrive from the L2 on demand.
+constexpr std::size_t kAhead = 4;
+
+template <std::size_t... S, class F>
+HWY_INLINE void ForPhases(std::index_sequence<S...>, F&& f) {
+  (f(std::integral_constant<std::size_t, S>()), ...);
+}
+
+// Output rows [0, th) x columns [0, tw) of `out` from `tile` (row 0 = input row of output row 0
+// minus R/2, zero-padded to whole strips plus the halo).
+template <std::size_t R, class T>
+HWY_NOINLINE void ConvSlide(const T* tile, std::size_t ld, const T* filter, T* out, std::size_t ldo, std::size_t th,
+                            std::size_t tw) {
+  const hn::ScalableTag<T> d;
+  using V = hn::Vec<decltype(d)>;
+  constexpr std::size_t CV = SlideVecs<R>(), L = HWY_LANES(T), BC = CV * L;
+  const std::size_t rows = th + R - 1;
+  for (std::size_t j = 0; j < tw; j += BC) {
+    const bool whole = j + BC <= tw;
+    V acc[R][CV];
+    for (std::size_t k = 0; k < R; ++k)
+      for (std::size_t cv = 0; cv < CV; ++cv) acc[k][cv] = hn::Zero(d);
+    // Input row y, phase S = y mod R: the output row y - (R - 1) + k, which takes filter row
+    // R - 1 - k from it, is in acc[(k + S) % R]. The rows rotate through the registers with the
+    // phase (the loop below is unrolled R times), not by moves. The first R - 1 input rows also
+    // feed output rows above the tile; those sums are dropped.
+    auto row_step = [&](std::size_t y, auto phase) HWY_ATTR __attribute__((always_inline)) {
+      constexpr std::size_t S = decltype(phase)::value;
+      const T* row = tile + y * ld + j;
+      const T* ahead = tile + std::min(y + kAhead, rows - 1) * ld + j;
+      for (std::size_t b = 0; b < (BC + R - 1) * sizeof(T); b += 64) hwy::Prefetch(reinterpret_cast<const char*>(ahead) + b);
+      HWY_UNROLL(1)
+      for (std::size_t fj = 0; fj < R; ++fj) {
+        V x[CV];
+        for (std::size_t cv = 0; cv < CV; ++cv) x[cv] = hn::LoadU(d, row + fj + cv * L);
+        for (std::size_t k = 0; k < R; ++k) {
+          const V f = hn::Set(d, filter[(R - 1 - k) * R + fj]);
+          for (std::size_t cv = 0; cv < CV; ++cv) acc[(k + S) % R][cv] = hn::MulAdd(f, x[cv], acc[(k + S) % R][cv]);
+        }
+      }
+      if (y + 1 >= R) {  // output row y - (R - 1), in acc[S], has all R^2 taps
+        T* o = out + (y + 1 - R) * ldo + j;
+        if (whole) {
+          for (std::size_t cv = 0; cv < CV; ++cv) hn::StoreU(acc[S][cv], d, o + cv * L);
+        } else {  // the tile's last, partial strip: only tw - j columns are outputs
+          HWY_ALIGN T spill[BC];
+          for (std::size_t cv = 0; cv < CV; ++cv) hn::Store(acc[S][cv], d, spill + cv * L);
+          std::copy(spill, spill + (tw - j), o);
+        }
+      }
+      for (std::size_t cv = 0; cv < CV; ++cv) acc[S][cv] = hn::Zero(d);  // output row y + 1
+    };
+    std::size_t y = 0;
+    for (; y + R <= rows; y += R)
+      ForPhases(std::make_index_sequence<R>(), [&](auto s) HWY_ATTR __attribute__((always_inline)) { row_step(y + s, s); });
+    ForPhases(std::make_index_sequence<R - 1>(), [&](auto s) HWY_ATTR __attribute__((always_inline)) {
+      if (y + s < rows) row_step(y + s, s);
+    });
+  }
+}
 
 // Output rows [0, RB) x columns [0, tw) of `out` from `tile` (row 0 = input row of output
 // row 0 minus R/2, zero-padded to whole column blocks plus the halo).
@@ -36,7 +122,7 @@ HWY_INLINE void ConvRows(const T* tile, std::size_t ld, const T* filter, std::si
                          std::size_t tw) {
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
-  constexpr std::size_t L = HWY_LANES(T), BC = BlockCols<T>();
+  constexpr std::size_t L = HWY_LANES(T), BC = kCV * L;
   for (std::size_t j = 0; j < tw; j += BC) {
     V acc[RB][kCV];
     for (std::size_t rb = 0; rb < RB; ++rb)
@@ -74,6 +160,12 @@ void ConvTileT(const Conv2dArgs<T>& a, const T* tile, index_t tile_ld, index_t i
                index_t tw) {
   const std::size_t ld = std::size_t(tile_ld), r = std::size_t(a.r), ldo = std::size_t(a.ld_out);
   T* out = a.out + i0 * a.ld_out + j0;
+  switch (r) {
+    case 3: return ConvSlide<3>(tile, ld, a.filter, out, ldo, std::size_t(th), std::size_t(tw));
+    case 5: return ConvSlide<5>(tile, ld, a.filter, out, ldo, std::size_t(th), std::size_t(tw));
+    case 7: return ConvSlide<7>(tile, ld, a.filter, out, ldo, std::size_t(th), std::size_t(tw));
+    default: break;
+  }
   std::size_t i = 0;
   for (; i + kRB <= std::size_t(th); i += kRB)
     ConvRows<kRB>(tile + i * ld, ld, a.filter, r, out + i * ldo, ldo, std::size_t(tw));
@@ -89,7 +181,9 @@ void ConvTileF64(const Conv2dArgs<double>& a, const double* tile, index_t ld, in
                  index_t tw) {
   ConvTileT<double>(a, tile, ld, i0, j0, th, tw);
 }
-std::size_t ConvBlockCols(DType t) { return t == DType::f32 ? BlockCols<float>() : BlockCols<double>(); }
+std::size_t ConvBlockCols(DType t, std::size_t r) {
+  return t == DType::f32 ? BlockCols<float>(r) : BlockCols<double>(r);
+}
 
 }  // namespace HWY_NAMESPACE
 }  // namespace tilekit::host::simd
@@ -102,7 +196,9 @@ HWY_EXPORT(ConvTileF32);
 HWY_EXPORT(ConvTileF64);
 HWY_EXPORT(ConvBlockCols);
 
-std::size_t conv2d_block_cols(DType t) { return HWY_DYNAMIC_DISPATCH(ConvBlockCols)(t); }
+std::size_t conv2d_block_cols(DType t, index_t r) {
+  return HWY_DYNAMIC_DISPATCH(ConvBlockCols)(t, std::size_t(std::max<index_t>(r, 0)));
+}
 void conv2d_tile(const Conv2dArgs<float>& a, const float* tile, index_t ld, index_t i0, index_t j0, index_t th,
                  index_t tw) {
   HWY_DYNAMIC_DISPATCH(ConvTileF32)(a, tile, ld, i0, j0, th, tw);

@@ -63,7 +63,7 @@ bool transpose_packed_streams(std::size_t out_bytes, std::size_t l3_bytes) {
 }
 
 TileConfig conv2d_packed_tile(const DeviceInfo& info, const Problem& p) {
-  const std::size_t e = size_of(p.dtype), bc = simd::conv2d_block_cols(p.dtype);
+  const std::size_t e = size_of(p.dtype), bc = simd::conv2d_block_cols(p.dtype, p.k);
   const std::size_t halo = std::size_t(std::max<index_t>(p.k - 1, 0));
   // Width: one register block's input rows (4 outputs + halo) across the tile in half the L1,
   // so the input rows a block of output rows shares with the next are still there.
@@ -79,7 +79,7 @@ TileConfig conv2d_packed_tile(const DeviceInfo& info, const Problem& p) {
 Conv2dBuffer conv2d_packed_buffer(DType dt, index_t r, const TileConfig& t) {
   // The tile plus halo, columns padded to whole register blocks, rows of a whole number of cache
   // lines so every row starts line-aligned.
-  const index_t bc = index_t(simd::conv2d_block_cols(dt)), e = index_t(size_of(dt));
+  const index_t bc = index_t(simd::conv2d_block_cols(dt, r)), e = index_t(size_of(dt));
   const index_t cols_needed = ceil_div(t.cols, bc) * bc + r - 1;
   const index_t ld = ceil_div(cols_needed, 64 / e) * (64 / e);
   return {ld, std::size_t((t.rows + r - 1) * ld) * std::size_t(e)};
@@ -87,7 +87,7 @@ Conv2dBuffer conv2d_packed_buffer(DType dt, index_t r, const TileConfig& t) {
 
 template <class T>
 void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t bi, index_t bj, T* tile, index_t ld) {
-  const index_t half = a.r / 2, bc = index_t(simd::conv2d_block_cols(dtype_of<T>()));
+  const index_t half = a.r / 2, bc = index_t(simd::conv2d_block_cols(dtype_of<T>(), a.r));
   const index_t i0 = bi * t.rows, j0 = bj * t.cols;
   const index_t th = std::min<index_t>(t.rows, a.h - i0), tw = std::min<index_t>(t.cols, a.w - j0);
   const index_t width = ceil_div(tw, bc) * bc + a.r - 1;  // what the kernel will read
@@ -116,8 +116,13 @@ std::string transpose_packed_kernel(DType t) {
   const std::size_t lanes = simd::transpose_lanes(t);
   return fmt::format("{} in-register {}x{} transposes", simd::target_name(), lanes, lanes);
 }
-std::string conv2d_packed_kernel(DType t) {
-  return fmt::format("{} register blocks of 4 rows x {} columns", simd::target_name(), simd::conv2d_block_cols(t));
+std::string conv2d_packed_kernel(DType t, index_t r) {
+  if (r < 0) return fmt::format("{} strips sliding down the tile (R = 3, 5, 7), register blocks of 4 rows (other R)",
+                                simd::target_name());
+  const std::size_t bc = simd::conv2d_block_cols(t, r);
+  if (r == 3 || r == 5 || r == 7)
+    return fmt::format("{} strips of {} columns sliding down the tile, {} rows of accumulators", simd::target_name(), bc, r);
+  return fmt::format("{} register blocks of 4 rows x {} columns", simd::target_name(), bc);
 }
 
 template void conv2d_packed_tile_run<float>(const Conv2dArgs<float>&, const TileConfig&, index_t, index_t, float*, index_t);

@@ -78,8 +78,9 @@ void transpose_block(const TransposeArgs<double>& a, index_t i0, index_t i1, ind
 void stream_fence();
 
 // ---- conv2d
-// Columns one register block of the conv2d kernel covers; tiles are padded to a multiple.
-std::size_t conv2d_block_cols(DType t);
+// Columns one register block of the conv2d kernel for filter size `r` covers; tiles are padded
+// to a multiple.
+std::size_t conv2d_block_cols(DType t, index_t r);
 // Computes output rows [i0, i0 + th) x columns [j0, j0 + tw) from `tile`, the input region
 // rows i0 - R/2 ... and columns j0 - R/2 ... with zeros outside the image, stored with row stride
 // `tile_ld` and at least round_up(tw, conv2d_block_cols) + R - 1 valid columns per row.
