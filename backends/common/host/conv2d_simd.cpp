@@ -15,7 +15,6 @@
 #define HWY_TARGET_INCLUDE "common/host/conv2d_simd.cpp"
 #include <hwy/foreach_target.h>  // re-includes this file once per target
 #include <hwy/highway.h>
-#include <hwy/cache_control.h>
 
 #include <algorithm>
 #include <type_traits>
@@ -52,10 +51,13 @@ template <class T> constexpr std::size_t BlockCols(std::size_t r) {
   return cv * HWY_LANES(T);
 }
 
-// Input rows the strip prefetches ahead: the tile's rows are ld apart (over 2 KiB at the
-// automatic widths), a stride the L1's own prefetcher does not follow, so every row's lines would
-// otherwise arrive from the L2 on demand.
-constexpr std::size_t kAhead = 4;
+// Rows of a band: the strips cross the tile once per band, carrying their accumulators from one
+// band to the next through `state`. The tile's rows are over 2 KiB apart at the automatic widths
+// and the output's as far as the image is wide: a strip walking down the whole tile reads and
+// writes one line a row at that stride, which no hardware prefetcher follows (measured: every
+// line then arrives on demand). Across a band the strips read and write each row's lines in
+// order, a few dozen sequential streams. A multiple of R, so every band starts at phase 0.
+template <std::size_t R> constexpr std::size_t BandRows() { return 4 * R; }
 
 template <std::size_t... S, class F>
 HWY_INLINE void ForPhases(std::index_sequence<S...>, F&& f) {
@@ -63,55 +65,61 @@ HWY_INLINE void ForPhases(std::index_sequence<S...>, F&& f) {
 }
 
 // Output rows [0, th) x columns [0, tw) of `out` from `tile` (row 0 = input row of output row 0
-// minus R/2, zero-padded to whole strips plus the halo).
+// minus R/2, zero-padded to whole strips plus the halo). `state`: R x CV vectors for every strip
+// of the tile.
 template <std::size_t R, class T>
 HWY_NOINLINE void ConvSlide(const T* tile, std::size_t ld, const T* filter, T* out, std::size_t ldo, std::size_t th,
-                            std::size_t tw) {
+                            std::size_t tw, T* HWY_RESTRICT state) {
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
   constexpr std::size_t CV = SlideVecs<R>(), L = HWY_LANES(T), BC = CV * L;
   const std::size_t rows = th + R - 1;
-  for (std::size_t j = 0; j < tw; j += BC) {
-    const bool whole = j + BC <= tw;
-    V acc[R][CV];
-    for (std::size_t k = 0; k < R; ++k)
-      for (std::size_t cv = 0; cv < CV; ++cv) acc[k][cv] = hn::Zero(d);
-    // Input row y, phase S = y mod R: the output row y - (R - 1) + k, which takes filter row
-    // R - 1 - k from it, is in acc[(k + S) % R]. The rows rotate through the registers with the
-    // phase (the loop below is unrolled R times), not by moves. The first R - 1 input rows also
-    // feed output rows above the tile; those sums are dropped.
-    auto row_step = [&](std::size_t y, auto phase) HWY_ATTR __attribute__((always_inline)) {
-      constexpr std::size_t S = decltype(phase)::value;
-      const T* row = tile + y * ld + j;
-      const T* ahead = tile + std::min(y + kAhead, rows - 1) * ld + j;
-      for (std::size_t b = 0; b < (BC + R - 1) * sizeof(T); b += 64) hwy::Prefetch(reinterpret_cast<const char*>(ahead) + b);
-      HWY_UNROLL(1)
-      for (std::size_t fj = 0; fj < R; ++fj) {
-        V x[CV];
-        for (std::size_t cv = 0; cv < CV; ++cv) x[cv] = hn::LoadU(d, row + fj + cv * L);
-        for (std::size_t k = 0; k < R; ++k) {
-          const V f = hn::Set(d, filter[(R - 1 - k) * R + fj]);
-          for (std::size_t cv = 0; cv < CV; ++cv) acc[(k + S) % R][cv] = hn::MulAdd(f, x[cv], acc[(k + S) % R][cv]);
+  for (std::size_t y0 = 0; y0 < rows; y0 += BandRows<R>()) {
+    const std::size_t y1 = std::min(rows, y0 + BandRows<R>());
+    for (std::size_t j = 0; j < tw; j += BC) {
+      const bool whole = j + BC <= tw;
+      T* st = state + (j / BC) * R * BC;
+      V acc[R][CV];
+      for (std::size_t k = 0; k < R; ++k)
+        for (std::size_t cv = 0; cv < CV; ++cv) acc[k][cv] = y0 == 0 ? hn::Zero(d) : hn::LoadU(d, st + (k * CV + cv) * L);
+      // Input row y, phase S = y mod R: the output row y - (R - 1) + k, which takes filter row
+      // R - 1 - k from it, is in acc[(k + S) % R]. The rows rotate through the registers with
+      // the phase (the loop below is unrolled R times), not by moves. The first R - 1 input rows
+      // also feed output rows above the tile; those sums are dropped.
+      auto row_step = [&](std::size_t y, auto phase) HWY_ATTR __attribute__((always_inline)) {
+        constexpr std::size_t S = decltype(phase)::value;
+        const T* row = tile + y * ld + j;
+        HWY_UNROLL(1)
+        for (std::size_t fj = 0; fj < R; ++fj) {
+          V x[CV];
+          for (std::size_t cv = 0; cv < CV; ++cv) x[cv] = hn::LoadU(d, row + fj + cv * L);
+          for (std::size_t k = 0; k < R; ++k) {
+            const V f = hn::Set(d, filter[(R - 1 - k) * R + fj]);
+            for (std::size_t cv = 0; cv < CV; ++cv) acc[(k + S) % R][cv] = hn::MulAdd(f, x[cv], acc[(k + S) % R][cv]);
+          }
         }
-      }
-      if (y + 1 >= R) {  // output row y - (R - 1), in acc[S], has all R^2 taps
-        T* o = out + (y + 1 - R) * ldo + j;
-        if (whole) {
-          for (std::size_t cv = 0; cv < CV; ++cv) hn::StoreU(acc[S][cv], d, o + cv * L);
-        } else {  // the tile's last, partial strip: only tw - j columns are outputs
-          HWY_ALIGN T spill[BC];
-          for (std::size_t cv = 0; cv < CV; ++cv) hn::Store(acc[S][cv], d, spill + cv * L);
-          std::copy(spill, spill + (tw - j), o);
+        if (y + 1 >= R) {  // output row y - (R - 1), in acc[S], has all R^2 taps
+          T* o = out + (y + 1 - R) * ldo + j;
+          if (whole) {
+            for (std::size_t cv = 0; cv < CV; ++cv) hn::StoreU(acc[S][cv], d, o + cv * L);
+          } else {  // the tile's last, partial strip: only tw - j columns are outputs
+            HWY_ALIGN T spill[BC];
+            for (std::size_t cv = 0; cv < CV; ++cv) hn::Store(acc[S][cv], d, spill + cv * L);
+            std::copy(spill, spill + (tw - j), o);
+          }
         }
-      }
-      for (std::size_t cv = 0; cv < CV; ++cv) acc[S][cv] = hn::Zero(d);  // output row y + 1
-    };
-    std::size_t y = 0;
-    for (; y + R <= rows; y += R)
-      ForPhases(std::make_index_sequence<R>(), [&](auto s) HWY_ATTR __attribute__((always_inline)) { row_step(y + s, s); });
-    ForPhases(std::make_index_sequence<R - 1>(), [&](auto s) HWY_ATTR __attribute__((always_inline)) {
-      if (y + s < rows) row_step(y + s, s);
-    });
+        for (std::size_t cv = 0; cv < CV; ++cv) acc[S][cv] = hn::Zero(d);  // output row y + 1
+      };
+      std::size_t y = y0;
+      for (; y + R <= y1; y += R)
+        ForPhases(std::make_index_sequence<R>(), [&](auto s) HWY_ATTR __attribute__((always_inline)) { row_step(y + s, s); });
+      ForPhases(std::make_index_sequence<R - 1>(), [&](auto s) HWY_ATTR __attribute__((always_inline)) {
+        if (y + s < y1) row_step(y + s, s);
+      });
+      if (y1 < rows)  // a band ends at phase 0: the next one resumes with the same registers
+        for (std::size_t k = 0; k < R; ++k)
+          for (std::size_t cv = 0; cv < CV; ++cv) hn::StoreU(acc[k][cv], d, st + (k * CV + cv) * L);
+    }
   }
 }
 
@@ -157,13 +165,13 @@ HWY_INLINE void ConvRows(const T* tile, std::size_t ld, const T* filter, std::si
 
 template <class T>
 void ConvTileT(const Conv2dArgs<T>& a, const T* tile, index_t tile_ld, index_t i0, index_t j0, index_t th,
-               index_t tw) {
+               index_t tw, T* state) {
   const std::size_t ld = std::size_t(tile_ld), r = std::size_t(a.r), ldo = std::size_t(a.ld_out);
   T* out = a.out + i0 * a.ld_out + j0;
   switch (r) {
-    case 3: return ConvSlide<3>(tile, ld, a.filter, out, ldo, std::size_t(th), std::size_t(tw));
-    case 5: return ConvSlide<5>(tile, ld, a.filter, out, ldo, std::size_t(th), std::size_t(tw));
-    case 7: return ConvSlide<7>(tile, ld, a.filter, out, ldo, std::size_t(th), std::size_t(tw));
+    case 3: return ConvSlide<3>(tile, ld, a.filter, out, ldo, std::size_t(th), std::size_t(tw), state);
+    case 5: return ConvSlide<5>(tile, ld, a.filter, out, ldo, std::size_t(th), std::size_t(tw), state);
+    case 7: return ConvSlide<7>(tile, ld, a.filter, out, ldo, std::size_t(th), std::size_t(tw), state);
     default: break;
   }
   std::size_t i = 0;
@@ -174,12 +182,12 @@ void ConvTileT(const Conv2dArgs<T>& a, const T* tile, index_t tile_ld, index_t i
 }
 
 void ConvTileF32(const Conv2dArgs<float>& a, const float* tile, index_t ld, index_t i0, index_t j0, index_t th,
-                 index_t tw) {
-  ConvTileT<float>(a, tile, ld, i0, j0, th, tw);
+                 index_t tw, float* state) {
+  ConvTileT<float>(a, tile, ld, i0, j0, th, tw, state);
 }
 void ConvTileF64(const Conv2dArgs<double>& a, const double* tile, index_t ld, index_t i0, index_t j0, index_t th,
-                 index_t tw) {
-  ConvTileT<double>(a, tile, ld, i0, j0, th, tw);
+                 index_t tw, double* state) {
+  ConvTileT<double>(a, tile, ld, i0, j0, th, tw, state);
 }
 std::size_t ConvBlockCols(DType t, std::size_t r) {
   return t == DType::f32 ? BlockCols<float>(r) : BlockCols<double>(r);
@@ -200,12 +208,12 @@ std::size_t conv2d_block_cols(DType t, index_t r) {
   return HWY_DYNAMIC_DISPATCH(ConvBlockCols)(t, std::size_t(std::max<index_t>(r, 0)));
 }
 void conv2d_tile(const Conv2dArgs<float>& a, const float* tile, index_t ld, index_t i0, index_t j0, index_t th,
-                 index_t tw) {
-  HWY_DYNAMIC_DISPATCH(ConvTileF32)(a, tile, ld, i0, j0, th, tw);
+                 index_t tw, float* state) {
+  HWY_DYNAMIC_DISPATCH(ConvTileF32)(a, tile, ld, i0, j0, th, tw, state);
 }
 void conv2d_tile(const Conv2dArgs<double>& a, const double* tile, index_t ld, index_t i0, index_t j0, index_t th,
-                 index_t tw) {
-  HWY_DYNAMIC_DISPATCH(ConvTileF64)(a, tile, ld, i0, j0, th, tw);
+                 index_t tw, double* state) {
+  HWY_DYNAMIC_DISPATCH(ConvTileF64)(a, tile, ld, i0, j0, th, tw, state);
 }
 
 }  // namespace tilekit::host::simd

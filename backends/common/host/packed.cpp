@@ -78,11 +78,18 @@ TileConfig conv2d_packed_tile(const DeviceInfo& info, const Problem& p) {
 
 Conv2dBuffer conv2d_packed_buffer(DType dt, index_t r, const TileConfig& t) {
   // The tile plus halo, columns padded to whole register blocks, rows of a whole number of cache
-  // lines so every row starts line-aligned.
+  // lines so every row starts line-aligned, and an odd number of them: the sliding kernel walks
+  // down the tile's columns, and rows a power-of-two number of lines apart (1008 floats + halo
+  // padded to 1024: 4 KiB) would all fall into the same L1 sets and alias the loads with the
+  // output's stores at 4 KiB.
   const index_t bc = index_t(simd::conv2d_block_cols(dt, r)), e = index_t(size_of(dt));
   const index_t cols_needed = ceil_div(t.cols, bc) * bc + r - 1;
-  const index_t ld = ceil_div(cols_needed, 64 / e) * (64 / e);
-  return {ld, std::size_t((t.rows + r - 1) * ld) * std::size_t(e)};
+  index_t lines = ceil_div(cols_needed, 64 / e);
+  lines += 1 - lines % 2;
+  const index_t ld = lines * (64 / e);
+  // Then the kernel's scratch (conv2d_tile's `state`): R rows of the padded width.
+  const index_t state = ceil_div(t.cols, bc) * bc * r;
+  return {ld, std::size_t((t.rows + r - 1) * ld + state) * std::size_t(e)};
 }
 
 template <class T>
@@ -105,7 +112,7 @@ void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t
     std::memcpy(dst + x_lo, a.in + gy * a.ld_in + (j0 + x_lo - half), std::size_t(x_hi - x_lo) * sizeof(T));
     std::fill(dst + x_hi, dst + width, T(0));
   }
-  simd::conv2d_tile(a, tile, ld, i0, j0, th, tw);
+  simd::conv2d_tile(a, tile, ld, i0, j0, th, tw, tile + (t.rows + a.r - 1) * ld);
 }
 
 std::string gemm_packed_kernel(DType t) {
