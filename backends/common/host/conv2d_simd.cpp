@@ -34,15 +34,17 @@ namespace hn = hwy::HWY_NAMESPACE;
 constexpr std::size_t kRB = 4;
 constexpr std::size_t kCV = HWY_MAX_BYTES >= 64 ? 4 : 2;
 
-// The sliding kernel (R = 3, 5, 7 compiled in): a strip of CV vectors runs down the whole tile,
-// keeping R output rows of accumulators, one for every filter row: input row y feeds output rows
-// y - R + 1 ... y, all of them, with tap row R - 1 ... 0. After row y the oldest output row has
-// all R^2 taps and is stored, and a fresh one enters. Every accumulator takes an FMA for every
-// loaded input vector (R FMAs a load, R x CV accumulators always busy), and each broadcast tap
-// feeds CV FMAs. R x CV accumulators + CV inputs + 1 tap: at most 16 registers on AVX2 / SSE4
-// (R = 3: 9 + 3 + 1, R = 5: 10 + 2 + 1, R = 7: 7 + 1 + 1), about 25 of AVX-512's 32.
+// The sliding kernel (R = 3, 5, 7 compiled in): a strip of CV vectors runs down the tile, keeping
+// R output rows of accumulators, one for every filter row: input row y feeds output rows
+// y - R + 1 ... y, all of them, with tap rows R - 1 ... 0. After row y the oldest output row has
+// all R^2 taps and is stored, and a fresh one enters. Every accumulator takes an FMA from every
+// loaded input vector (R FMAs a load, R x CV accumulators always busy: no run-time tests inside
+// the tap loops), and each broadcast tap feeds CV FMAs. R x CV accumulators + CV inputs + 1 tap:
+// on AVX2 / SSE4's 16 registers R = 3: 9 + 3 + 1, R = 5: 10 + 2 + 1, R = 7: 7 + 1 + 1; on
+// AVX-512's 32, 12 + 4 + 1, 20 + 4 + 1, 21 + 3 + 1 (R = 3 with 6 vectors, 1.5 lines a row, measured
+// slower than 4 at 256^2 and 1024^2: more padding and half-line stores).
 template <std::size_t R> constexpr std::size_t SlideVecs() {
-  if constexpr (HWY_MAX_BYTES >= 64) return R == 3 ? 6 : R == 5 ? 4 : 3;
+  if constexpr (HWY_MAX_BYTES >= 64) return R == 3 ? 4 : R == 5 ? 4 : 3;
   return R == 3 ? 3 : R == 5 ? 2 : 1;
 }
 
