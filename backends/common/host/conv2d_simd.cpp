@@ -54,11 +54,12 @@ template <class T> constexpr std::size_t BlockCols(std::size_t r) {
 }
 
 // Rows of a band: the strips cross the tile once per band, carrying their accumulators from one
-// band to the next through `state`. The tile's rows are over 2 KiB apart at the automatic widths
-// and the output's as far as the image is wide: a strip walking down the whole tile reads and
-// writes one line a row at that stride, which no hardware prefetcher follows (measured: every
-// line then arrives on demand). Across a band the strips read and write each row's lines in
-// order, a few dozen sequential streams. A multiple of R, so every band starts at phase 0.
+// band to the next through `state`. The tile's rows are over 2 KiB apart at the automatic widths,
+// the output's a whole image row: a strip walking down the whole tile reads and writes a line or
+// two a row at those strides, which the hardware prefetchers do not follow. Across a band the
+// strips read and write each row's lines in order, a few dozen sequential streams (AVX2, R = 5,
+// 2048^2, one thread: 58 GFLOP/s against 50 without bands). A multiple of R, so every band starts
+// at phase 0.
 template <std::size_t R> constexpr std::size_t BandRows() { return 4 * R; }
 
 template <std::size_t... S, class F>
