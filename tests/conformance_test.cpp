@@ -188,6 +188,23 @@ TEST_P(Conformance, Conv2dTallVectorShapes) {
                          {{300, 256, 5}, {517, 132, 3, 4, 4}, {1000, 64, 7}, {96, 200, 9, 0, 4}, {33, 8, 1}, {520, 12, 5}});
 }
 
+TEST_P(Conformance, Conv2dSmallExplicitTiles) {
+  TILEKIT_BODY
+  // The host's optimized kernels on tiles much smaller than the automatic ones: tiles shorter
+  // than the filter, widths that end inside a register strip (every strip width the kernels use
+  // for R = 3, 5, 7 and the 4-row blocks for other R), many tile edges inside one image.
+  if (be_->name() != "openmp" || resolve_tile(*be_, v(), Problem{Op::conv2d, P.dtype, 8, 8, 3}, {}).is_auto())
+    GTEST_SKIP() << "host tiles only";
+  const std::vector<TileConfig> tiles{{1, 1, 0}, {2, 5, 0}, {3, 17, 0}, {7, 24, 0}, {13, 40, 0}, {40, 9, 0}, {6, 100, 0}};
+  for (int r : {1, 3, 5, 7, 9, 11})
+    for (const TileConfig& t : tiles) {
+      if (P.dtype == DType::f32)
+        check_conv2d<float>(*be_, v(), 37, 53 + r, r, r % 3, 1, base_seed() + std::uint64_t(r), t);
+      else
+        check_conv2d<double>(*be_, v(), 37, 53 + r, r, r % 3, 1, base_seed() + std::uint64_t(r), t);
+    }
+}
+
 TEST_P(Conformance, Conv2dRandomShapes) {
   TILEKIT_BODY
   std::mt19937_64 gen(base_seed() + 11);

@@ -66,9 +66,8 @@ void conv2d_optimized(const Conv2dArgs<T>& a, const TileConfig& t) {
 }
 
 std::string conv2d_optimized_launch(const Problem& p, const TileConfig& t) {
-  const std::size_t bc = simd::conv2d_block_cols(p.dtype);
-  return fmt::format("{} threads over {} tiles (+{} halo) copied to L2, {} register blocks of 4 rows x {} columns",
-                     max_threads(), t.str(), std::max<index_t>(p.k - 1, 0), simd::target_name(), bc);
+  return fmt::format("{} threads over {} tiles (+{} halo) copied to L2, {}", max_threads(), t.str(),
+                     std::max<index_t>(p.k - 1, 0), host::conv2d_packed_kernel(p.dtype, p.k));
 }
 
 template void conv2d_naive<float>(const Conv2dArgs<float>&);

@@ -63,7 +63,7 @@ bool transpose_packed_streams(std::size_t out_bytes, std::size_t l3_bytes) {
 }
 
 TileConfig conv2d_packed_tile(const DeviceInfo& info, const Problem& p) {
-  const std::size_t e = size_of(p.dtype), bc = simd::conv2d_block_cols(p.dtype);
+  const std::size_t e = size_of(p.dtype), bc = simd::conv2d_block_cols(p.dtype, p.k);
   const std::size_t halo = std::size_t(std::max<index_t>(p.k - 1, 0));
   // Width: one register block's input rows (4 outputs + halo) across the tile in half the L1,
   // so the input rows a block of output rows shares with the next are still there.
@@ -78,16 +78,23 @@ TileConfig conv2d_packed_tile(const DeviceInfo& info, const Problem& p) {
 
 Conv2dBuffer conv2d_packed_buffer(DType dt, index_t r, const TileConfig& t) {
   // The tile plus halo, columns padded to whole register blocks, rows of a whole number of cache
-  // lines so every row starts line-aligned.
-  const index_t bc = index_t(simd::conv2d_block_cols(dt)), e = index_t(size_of(dt));
+  // lines so every row starts line-aligned, and an odd number of them: the sliding kernel walks
+  // down the tile's columns, and rows a power-of-two number of lines apart (1008 floats + halo
+  // padded to 1024: 4 KiB) would all fall into the same L1 sets and alias the loads with the
+  // output's stores at 4 KiB.
+  const index_t bc = index_t(simd::conv2d_block_cols(dt, r)), e = index_t(size_of(dt));
   const index_t cols_needed = ceil_div(t.cols, bc) * bc + r - 1;
-  const index_t ld = ceil_div(cols_needed, 64 / e) * (64 / e);
-  return {ld, std::size_t((t.rows + r - 1) * ld) * std::size_t(e)};
+  index_t lines = ceil_div(cols_needed, 64 / e);
+  lines += 1 - lines % 2;
+  const index_t ld = lines * (64 / e);
+  // Then the kernel's scratch (conv2d_tile's `state`): R rows of the padded width.
+  const index_t state = ceil_div(t.cols, bc) * bc * r;
+  return {ld, std::size_t((t.rows + r - 1) * ld + state) * std::size_t(e)};
 }
 
 template <class T>
 void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t bi, index_t bj, T* tile, index_t ld) {
-  const index_t half = a.r / 2, bc = index_t(simd::conv2d_block_cols(dtype_of<T>()));
+  const index_t half = a.r / 2, bc = index_t(simd::conv2d_block_cols(dtype_of<T>(), a.r));
   const index_t i0 = bi * t.rows, j0 = bj * t.cols;
   const index_t th = std::min<index_t>(t.rows, a.h - i0), tw = std::min<index_t>(t.cols, a.w - j0);
   const index_t width = ceil_div(tw, bc) * bc + a.r - 1;  // what the kernel will read
@@ -105,7 +112,7 @@ void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t
     std::memcpy(dst + x_lo, a.in + gy * a.ld_in + (j0 + x_lo - half), std::size_t(x_hi - x_lo) * sizeof(T));
     std::fill(dst + x_hi, dst + width, T(0));
   }
-  simd::conv2d_tile(a, tile, ld, i0, j0, th, tw);
+  simd::conv2d_tile(a, tile, ld, i0, j0, th, tw, tile + (t.rows + a.r - 1) * ld);
 }
 
 std::string gemm_packed_kernel(DType t) {
@@ -116,8 +123,14 @@ std::string transpose_packed_kernel(DType t) {
   const std::size_t lanes = simd::transpose_lanes(t);
   return fmt::format("{} in-register {}x{} transposes", simd::target_name(), lanes, lanes);
 }
-std::string conv2d_packed_kernel(DType t) {
-  return fmt::format("{} register blocks of 4 rows x {} columns", simd::target_name(), simd::conv2d_block_cols(t));
+std::string conv2d_packed_kernel(DType t, index_t r) {
+  if (r < 0) return fmt::format("{} strips sliding down the tile (R = 3, 5, 7), register blocks of 4 rows (other R)",
+                                simd::target_name());
+  const std::size_t bc = simd::conv2d_block_cols(t, r);
+  if (r == 3 || r == 5 || r == 7)
+    return fmt::format("{} strips of {} columns sliding down the tile in bands of {} rows, {} rows of accumulators",
+                       simd::target_name(), bc, 4 * r, r);
+  return fmt::format("{} register blocks of 4 rows x {} columns", simd::target_name(), bc);
 }
 
 template void conv2d_packed_tile_run<float>(const Conv2dArgs<float>&, const TileConfig&, index_t, index_t, float*, index_t);

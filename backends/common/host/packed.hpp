@@ -153,6 +153,9 @@ void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t
 // ---- how the optimized kernels run, for describe_launch
 std::string gemm_packed_kernel(DType t);       // "AVX2 micro-kernel 6x16"
 std::string transpose_packed_kernel(DType t);  // "AVX2 in-register 8x8 transposes"
-std::string conv2d_packed_kernel(DType t);     // "AVX2 register blocks of 4 rows x 16 columns"
+// "AVX2 strips of 16 columns sliding down the tile in bands of 20 rows, 5 rows of accumulators"
+// (R = 3, 5, 7),
+// "AVX2 register blocks of 4 rows x 16 columns" (other R); both when r < 0 (not known)
+std::string conv2d_packed_kernel(DType t, index_t r = -1);
 
 }  // namespace tilekit::host

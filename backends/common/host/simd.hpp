@@ -78,15 +78,17 @@ void transpose_block(const TransposeArgs<double>& a, index_t i0, index_t i1, ind
 void stream_fence();
 
 // ---- conv2d
-// Columns one register block of the conv2d kernel covers; tiles are padded to a multiple.
-std::size_t conv2d_block_cols(DType t);
+// Columns one register block of the conv2d kernel for filter size `r` covers; tiles are padded
+// to a multiple.
+std::size_t conv2d_block_cols(DType t, index_t r);
 // Computes output rows [i0, i0 + th) x columns [j0, j0 + tw) from `tile`, the input region
 // rows i0 - R/2 ... and columns j0 - R/2 ... with zeros outside the image, stored with row stride
-// `tile_ld` and at least round_up(tw, conv2d_block_cols) + R - 1 valid columns per row.
+// `tile_ld` and at least round_up(tw, conv2d_block_cols) + R - 1 valid columns per row. `state`:
+// scratch of round_up(tw, conv2d_block_cols) * R elements.
 void conv2d_tile(const Conv2dArgs<float>& a, const float* tile, index_t tile_ld, index_t i0, index_t j0, index_t th,
-                 index_t tw);
+                 index_t tw, float* state);
 void conv2d_tile(const Conv2dArgs<double>& a, const double* tile, index_t tile_ld, index_t i0, index_t j0, index_t th,
-                 index_t tw);
+                 index_t tw, double* state);
 
 // ---- roofline (ceilings_simd.cpp): fma_chain_count() independent chains of `iters` vector
 // FMAs on the calling thread; returns the FLOPs done.
