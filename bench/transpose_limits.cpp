@@ -181,7 +181,7 @@ inline void transpose8(__m256* r) {
 
 // The kernel as it is: groups of 16 input rows; per 8 columns, two 8 x 8 squares into a line-wide
 // L1 buffer, then 8 output lines streamed whole (two 32-byte NT stores each).
-template <bool Prefetch>
+template <bool Prefetch, bool Plain = false>  // Plain: ordinary stores (the kernel below its streaming threshold)
 void tp_kernel(const Ctx& c) {
   const long n = c.n;
   over_blocks(c, [&](long i0, long i1, long j0, long j1) {
@@ -199,8 +199,13 @@ void tp_kernel(const Ctx& c) {
         }
         float* o = c.out + j * n + i;
         for (int k = 0; k < 8; ++k) {
-          _mm256_stream_ps(o + k * n, _mm256_load_ps(buf + k * 16));
-          _mm256_stream_ps(o + k * n + 8, _mm256_load_ps(buf + k * 16 + 8));
+          if constexpr (Plain) {
+            _mm256_storeu_ps(o + k * n, _mm256_load_ps(buf + k * 16));
+            _mm256_storeu_ps(o + k * n + 8, _mm256_load_ps(buf + k * 16 + 8));
+          } else {
+            _mm256_stream_ps(o + k * n, _mm256_load_ps(buf + k * 16));
+            _mm256_stream_ps(o + k * n + 8, _mm256_load_ps(buf + k * 16 + 8));
+          }
         }
       }
     }
@@ -552,6 +557,7 @@ int main(int argc, char** argv) {
       {"copy-nt32-pf", copy_vec<3>, false},   {"copy-nt64", copy_vec<2>, false, true},
       {"read-seq", read_seq, false},          {"write-seq-nt32", write_seq_nt, false},
       {"tp-kernel", tp_kernel<false>, true},  {"tp-kernel-pf", tp_kernel<true>, true},
+      {"tp-kernel-store", tp_kernel<false, true>, true},
       {"tp-pipe-nt32", tp_pipe<0>, true},    {"tp-pipe-nt64", tp_pipe<1>, true, true},
       {"hyb-rk-ws", hyb_rk_ws, false},       {"hyb-rs-wk", hyb_rs_wk, false},
       {"tp-k16", tp_k16, true},               {"tp-pattern", tp_pattern, false},
@@ -627,5 +633,9 @@ int main(int argc, char** argv) {
     std::printf("   %5.2f [%4.2f-%4.2f]\n", median(ratio[k]), *std::min_element(ratio[k].begin(), ratio[k].end()),
                 *std::max_element(ratio[k].begin(), ratio[k].end()));
   }
+  // The same as rows for bench/kv_rows.py (and bench/run.py).
+  for (std::size_t k = 0; k < run.size(); ++k)
+    std::printf("RESULT transpose_limits kind=%s n=%ld block=%ldx%ld rounds=%d threads=%d gbs_1=%.2f gbs_all=%.2f ratio=%.3f load=%.2f\n",
+                run[k].name, n, br, bc, rounds, tmax, median(gbs[k][0]), median(gbs[k].back()), median(ratio[k]), load[0]);
   return 0;
 }
