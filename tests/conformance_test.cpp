@@ -133,6 +133,14 @@ TEST_P(Conformance, TransposeLeadingDimensions) {
   TILEKIT_DISPATCH_DTYPE(P, transpose_cases, *be_, v(), {{{45, 67, 3, 0}, {45, 67, 0, 5}, {64, 64, 1, 1}, {128, 96, 4, 8}}});
 }
 
+// Outputs of 4-8 MiB with vector-aligned output rows: where the host's optimized transpose streams
+// them past the caches (Intel CPUs: outputs beyond a core's L2), its streaming path with blocks,
+// groups and squares cut at the edges (rows and columns not multiples of 16, ld > cols).
+TEST_P(Conformance, TransposeStreamedSizes) {
+  TILEKIT_BODY
+  TILEKIT_DISPATCH_DTYPE(P, transpose_cases, *be_, v(), {{{1033, 1031, 0, 7}, {2048, 1031, 5, 0}, {1040, 1037, 3, 0}}});
+}
+
 TEST_P(Conformance, TransposeRandomShapes) {
   TILEKIT_BODY
   std::mt19937_64 gen(base_seed() + 7);

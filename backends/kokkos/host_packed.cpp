@@ -53,7 +53,7 @@ std::string gemm_kernel(DType t) {
 }
 std::string transpose_kernel(DType t) {
   return "the host's transpose: a parallel_for over blocks, " + host::transpose_packed_kernel(t) +
-         ", streaming stores beyond the L3";
+         ", streaming stores for outputs the caches cannot keep";
 }
 std::string conv2d_kernel(DType t) {
   return "the host's conv2d: a parallel_for over tiles copied with their halo, " + host::conv2d_packed_kernel(t);

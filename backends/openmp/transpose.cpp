@@ -64,7 +64,7 @@ void transpose_optimized(const TransposeArgs<T>& a, const TileConfig& t, std::si
 
 std::string transpose_optimized_launch(DType dt, const TileConfig& t) {
   const std::size_t lanes = simd::transpose_lanes(dt);
-  return fmt::format("{} threads over {} blocks, {} in-register {}x{} transposes, streaming stores beyond the L3",
+  return fmt::format("{} threads over {} blocks, {} in-register {}x{} transposes, streaming stores for outputs the caches cannot keep",
                      max_threads(), t.str(), simd::target_name(), lanes, lanes);
 }
 

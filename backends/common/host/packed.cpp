@@ -57,9 +57,21 @@ TileConfig transpose_packed_tile(const DeviceInfo& info, DType t) {
 // Zen 5 machine: 508 MiB). Outputs above this stream past the caches.
 constexpr std::size_t kMaxL3Reach = std::size_t(96) << 20;
 
+namespace {
+// Intel's server L3 is the socket's mesh of slices, shared with every other core (and a VM's
+// neighbours): on a 2-core Xeon VM reporting 300 MiB, the transpose through ordinary stores ran
+// at a third to a fifth of its streaming speed with outputs of 4-64 MiB, all well inside that L3
+// (docs/design/openmp-transpose-blocks.md). There only a core's own L2 keeps a transpose's output.
+std::size_t streaming_reach() {
+  static const std::size_t reach =
+      cpuinfo_field("vendor_id") == "GenuineIntel" ? std::max<std::size_t>(detect_caches().l2, 1) : kMaxL3Reach;
+  return reach;
+}
+}  // namespace
+
 bool transpose_packed_streams(std::size_t out_bytes, std::size_t l3_bytes) {
   // Non-temporal stores pay off only when the output would not stay in the caches anyway.
-  return out_bytes > std::min(l3_bytes, kMaxL3Reach);
+  return out_bytes > std::min(l3_bytes, streaming_reach());
 }
 
 TileConfig conv2d_packed_tile(const DeviceInfo& info, const Problem& p) {

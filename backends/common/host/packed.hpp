@@ -133,7 +133,7 @@ void gemm_packed(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes
 // rows x cols blocks of the input, each one thread's (see packed.cpp for the shape).
 TileConfig transpose_packed_tile(const DeviceInfo& info, DType t);
 // Whether the output goes past the caches with streaming stores (outputs beyond the L3 a core
-// can reach, at most `l3_bytes`).
+// can reach, at most `l3_bytes`; on Intel CPUs beyond a core's L2).
 bool transpose_packed_streams(std::size_t out_bytes, std::size_t l3_bytes);
 
 // ---- conv2d
