@@ -185,10 +185,14 @@ def source_commit():
     if packed and rc == 0 and head.strip() != packed and run_quiet(["git", "-C", ROOT, "cat-file", "-e", packed])[0] != 0:
         rc = 1
     if rc == 0 and head.strip():
-        rc2, desc, _ = run_quiet(["git", "-C", ROOT, "describe", "--always", "--dirty", "--abbrev=12"])
-        desc = desc.strip() if rc2 == 0 else None
-        return {"commit": head.strip(), "describe": desc, "dirty": bool(desc and desc.endswith("-dirty")),
-                "commit_source": "git"}
+        # Dirty: code that differs from the commit. The results database and the files generated
+        # from it (bench/results/) are this driver's own output, not a change to what it measures.
+        rc2, desc, _ = run_quiet(["git", "-C", ROOT, "describe", "--always", "--abbrev=12"])
+        rc3, changed, _ = run_quiet(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no", "--",
+                                     ".", ":(exclude)bench/results"])
+        dirty = rc3 == 0 and bool(changed.strip())
+        desc = desc.strip() + ("-dirty" if dirty else "") if rc2 == 0 else None
+        return {"commit": head.strip(), "describe": desc, "dirty": dirty, "commit_source": "git"}
     res = {"commit": None, "describe": None, "dirty": None, "commit_source": None}
     for name, key in (("commit", "commit"), ("describe", "describe")):
         try:
