@@ -270,6 +270,11 @@ int dmma_shape_for(const DeviceProps& d) {
   return d.cc_major >= 9 ? 16816 : 884;
 }
 
+DmmaBlock dmma_block_for(const DeviceProps& d) {
+  (void)d;
+  return tuning_choice<DmmaBlock>("cuda.dgemm.block", {{"auto", DmmaBlock{}}, {"small3", DmmaBlock{3, 3}}, {"small2", DmmaBlock{2, 3}}});
+}
+
 namespace {
 bool runs_gemm_sm90(const DeviceProps& d) { return d.async_copy && d.cc_major >= 9 && d.warp_size == 32; }
 }  // namespace
@@ -391,6 +396,8 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         // else 128x64, else 64x64; each only if its stages fit the opt-in shared memory, and
         // the SIMT kernel if none does.
         TileConfig t = req;
+        const DmmaBlock blk = dmma_block_for(d);
+        if (t.is_auto() && blk.stages != 0) t = {64, 64, kDmmaDepth};
         if (t.is_auto()) {
           const TileConfig prefer[] = {{128, 128, kDmmaDepth}, {128, 64, kDmmaDepth}, {64, 64, kDmmaDepth}};
           t = {};
@@ -409,10 +416,13 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                       "sm_80 or later, cuda backend), which " + (d.name.empty() ? std::string("the device") : d.name) +
                       " lacks" + (d.fp64_mma ? std::string(" under cuda.dgemm.mma=off") : std::string()) +
                       "; its SIMT tiles are 8 deep");
-        pl.smem_bytes = dmma_smem_bytes(t.rows, t.cols);
+        const bool small = t.rows == 64 && t.cols == 64 && blk.stages != 0;
+        pl.dmma_stages = small ? blk.stages : kDmmaStages;
+        pl.dmma_min_blocks = small ? blk.min_blocks : 1;
+        pl.smem_bytes = dmma_smem_bytes(t.rows, t.cols, pl.dmma_stages);
         if (pl.smem_bytes > optin_limit(d))
           throw Error("gemm optimized tile " + t.str() + " needs " + std::to_string(pl.smem_bytes) + " bytes of shared memory (" +
-                      std::to_string(kDmmaStages) + " stages, padded rows), but " + where(d) + " offers " +
+                      std::to_string(pl.dmma_stages) + " stages, padded rows), but " + where(d) + " offers " +
                       std::to_string(optin_limit(d)) + " bytes");
         const int wm = dmma_warps_m(t.rows, t.cols), wn = dmma_warps_n(t.rows, t.cols);
         pl.tile = t;
@@ -424,7 +434,9 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         pl.kernel = std::string("gemm_dmma<double; FP64 tensor cores, mma.sync ") +
                     (shape == 16816 ? "m16n8k16" : "m8n8k4") + ", " + std::to_string(wm) + "x" + std::to_string(wn) +
                     " warps of " + std::to_string(t.rows / wm) + "x" + std::to_string(t.cols / wn) + ", " +
-                    std::to_string(kDmmaStages) + " cp.async stages>";
+                    std::to_string(pl.dmma_stages) + " cp.async stages" +
+                    (pl.dmma_min_blocks > 1 ? ", registers for " + std::to_string(pl.dmma_min_blocks) + " blocks an SM"
+                                            : std::string()) + ">";
       } else if (const SgemmChoice sc = f64 ? SgemmChoice{0, false} : sgemm_choice(d);
                  !f64 && runs_gemm_sm90(d) &&
                  ((sc.variant != 0 && (req.is_auto() || (req.rows == 128 && req.cols == 128 &&

@@ -252,12 +252,15 @@ __device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int
     }
 }
 
-template <int BM, int BN, int WARPS_M, int WARPS_N, bool kWide>
-__global__ TILEKIT_LAUNCH_BOUNDS_OCC(32 * WARPS_M * WARPS_N, 1) void gemm_dmma_kernel(GemmParams<double> g, int tiles_x,
-                                                                                      int tiles_y, int vec, int cvec) {
+// MIN_BLOCKS: blocks an SM the register budget must allow (3 for 128 threads: at most 170 a thread).
+template <int BM, int BN, int WARPS_M, int WARPS_N, bool kWide, int kStages = dmma::kStages, int MIN_BLOCKS = 1>
+__global__ TILEKIT_LAUNCH_BOUNDS_OCC(32 * WARPS_M * WARPS_N, MIN_BLOCKS) void gemm_dmma_kernel(GemmParams<double> g,
+                                                                                               int tiles_x, int tiles_y,
+                                                                                               int vec, int cvec) {
   extern __shared__ __align__(16) unsigned char gemm_dmma_smem[];
-  gemm_dmma_block<BM, BN, WARPS_M, WARPS_N, kWide>(g, tiles_x, tiles_y, vec, cvec, int(blockIdx.x), int(threadIdx.x),
-                                                   reinterpret_cast<double*>(gemm_dmma_smem), [] { __syncthreads(); });
+  gemm_dmma_block<BM, BN, WARPS_M, WARPS_N, kWide, kStages>(g, tiles_x, tiles_y, vec, cvec, int(blockIdx.x),
+                                                            int(threadIdx.x), reinterpret_cast<double*>(gemm_dmma_smem),
+                                                            [] { __syncthreads(); });
 }
 
 }  // namespace tilekit::gpu
