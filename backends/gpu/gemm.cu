@@ -50,6 +50,10 @@ const void* optimized_kernel(const TileConfig& t) {
 template <bool kWide>
 const void* dmma_kernel_shape(const LaunchPlan& pl) {
   const TileConfig& t = pl.tile;
+#ifdef TILEKIT_HAS_SWEEPS
+  if (t.rows == 128 && t.cols == 128 && pl.dmma_stages == 4)
+    return reinterpret_cast<const void*>(&gemm_dmma_kernel<128, 128, 2, 4, kWide, 4>);
+#endif
   if (t.rows == 128 && t.cols == 128) return reinterpret_cast<const void*>(&gemm_dmma_kernel<128, 128, 2, 4, kWide>);
   if (t.rows == 128 && t.cols == 64) return reinterpret_cast<const void*>(&gemm_dmma_kernel<128, 64, 4, 2, kWide>);
 #ifdef TILEKIT_HAS_SWEEPS

@@ -272,7 +272,10 @@ int dmma_shape_for(const DeviceProps& d) {
 
 DmmaBlock dmma_block_for(const DeviceProps& d) {
   (void)d;
-  return tuning_choice<DmmaBlock>("cuda.dgemm.block", {{"auto", DmmaBlock{}}, {"small3", DmmaBlock{3, 3}}, {"small2", DmmaBlock{2, 3}}});
+  return tuning_choice<DmmaBlock>("cuda.dgemm.block", {{"auto", DmmaBlock{}},
+                                                      {"small3", DmmaBlock{64, 64, 3, 3}},
+                                                      {"small2", DmmaBlock{64, 64, 2, 3}},
+                                                      {"wide4", DmmaBlock{128, 128, 4, 1}}});
 }
 
 namespace {
@@ -397,7 +400,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         // the SIMT kernel if none does.
         TileConfig t = req;
         const DmmaBlock blk = dmma_block_for(d);
-        if (t.is_auto() && blk.stages != 0) t = {64, 64, kDmmaDepth};
+        if (t.is_auto() && blk.stages != 0) t = {blk.rows, blk.cols, kDmmaDepth};
         if (t.is_auto()) {
           const TileConfig prefer[] = {{128, 128, kDmmaDepth}, {128, 64, kDmmaDepth}, {64, 64, kDmmaDepth}};
           t = {};
@@ -416,9 +419,9 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                       "sm_80 or later, cuda backend), which " + (d.name.empty() ? std::string("the device") : d.name) +
                       " lacks" + (d.fp64_mma ? std::string(" under cuda.dgemm.mma=off") : std::string()) +
                       "; its SIMT tiles are 8 deep");
-        const bool small = t.rows == 64 && t.cols == 64 && blk.stages != 0;
-        pl.dmma_stages = small ? blk.stages : kDmmaStages;
-        pl.dmma_min_blocks = small ? blk.min_blocks : 1;
+        const bool named = t.rows == blk.rows && t.cols == blk.cols && blk.stages != 0;
+        pl.dmma_stages = named ? blk.stages : kDmmaStages;
+        pl.dmma_min_blocks = named ? blk.min_blocks : 1;
         pl.smem_bytes = dmma_smem_bytes(t.rows, t.cols, pl.dmma_stages);
         if (pl.smem_bytes > optin_limit(d))
           throw Error("gemm optimized tile " + t.str() + " needs " + std::to_string(pl.smem_bytes) + " bytes of shared memory (" +

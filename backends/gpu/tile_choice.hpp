@@ -142,7 +142,7 @@ int dmma_shape_for(const DeviceProps& d);
 // the default (3 stages, no bound). The tuning cuda.dgemm.block (sweep values small3, small2) makes
 // every automatic tile 64x64 with 3 or 2 stages, bounded for three blocks an SM.
 struct DmmaBlock {
-  int stages = 0, min_blocks = 1;
+  int rows = 0, cols = 0, stages = 0, min_blocks = 1;
 };
 DmmaBlock dmma_block_for(const DeviceProps& d);
 
