@@ -443,14 +443,19 @@ struct DmmaEnv : TuningScope {
   explicit DmmaEnv(const char* v) : TuningScope("cuda.dgemm.mma", v) {}
 };
 
-// Three stages of a 128 x (16 + 4) A tile and a 16 x (128 + 4) B tile, 8 bytes each.
-constexpr std::size_t kDmma128x128Smem = 3 * (128 * 20 + 16 * 132) * 8;
+// Four stages of a 128 x (16 + 4) A tile and a 16 x (128 + 4) B tile, 8 bytes each; two of the 64x64
+// block's.
+constexpr std::size_t kDmma128x128Smem = 4 * (128 * 20 + 16 * 132) * 8;
+constexpr std::size_t kDmma64x64Smem = 2 * (64 * 20 + 16 * 68) * 8;
 
 TEST(TileChoiceDmma, H200DoubleGemmRunsOnTheTensorCoresWithTheSm90Shape) {
   const DeviceProps d = h200();
-  ASSERT_EQ(kDmma128x128Smem, 112128u);
+  ASSERT_EQ(kDmma128x128Smem, 149504u);
+  ASSERT_EQ(kDmma64x64Smem, 37888u);
   EXPECT_EQ(dmma_smem_bytes(128, 128), kDmma128x128Smem);
-  for (index_t n : {4096, 8192}) {
+  EXPECT_EQ(dmma_smem_bytes(64, 64), kDmma64x64Smem);
+  // 128x128 once every SM gets 16 blocks of it (8192^3: 4096 blocks on 132 SMs).
+  for (index_t n : {6144, 8192, 16384}) {
     const Problem p{Op::gemm, DType::f64, n, n, n};
     const LaunchPlan pl = plan_launch(d, Variant::optimized, p, {});
     SCOPED_TRACE(describe(d, Variant::optimized, p, pl));
@@ -465,36 +470,47 @@ TEST(TileChoiceDmma, H200DoubleGemmRunsOnTheTensorCoresWithTheSm90Shape) {
     EXPECT_EQ(pl.outputs_per_thread, 64);
     EXPECT_EQ(pl.occupancy.blocks_per_sm, 1);
     EXPECT_NE(pl.kernel.find("m16n8k16"), std::string::npos);
+    EXPECT_NE(pl.kernel.find("4 cp.async stages"), std::string::npos);
   }
-  // Small problems take smaller tiles so more SMs get a block; the last resort is 64x64.
-  const Problem small{Op::gemm, DType::f64, 17, 33, 5};
-  const LaunchPlan ps = plan_launch(d, Variant::optimized, small, {});
-  EXPECT_EQ(ps.tile.str(), (TileConfig{64, 64, 16}.str()));
-  EXPECT_EQ(ps.threads(), 128);
-  EXPECT_EQ(ps.dmma, 16816);
-  const Problem mid{Op::gemm, DType::f64, 1024, 1536, 64};  // 8 x 12 = 96 tiles of 128x128, 192 of 128x64
-  EXPECT_EQ(plan_launch(d, Variant::optimized, mid, {}).tile.str(), (TileConfig{128, 64, 16}.str()));
+  // Below that 64x64, three blocks an SM, from 4096^3 (1024 blocks of 128x128) down to one element.
+  for (const Problem& p : {Problem{Op::gemm, DType::f64, 4096, 4096, 4096}, Problem{Op::gemm, DType::f64, 5120, 5120, 64},
+                           Problem{Op::gemm, DType::f64, 1024, 1536, 64}, Problem{Op::gemm, DType::f64, 17, 33, 5},
+                           Problem{Op::gemm, DType::f64, 1, 1, 1}}) {
+    const LaunchPlan ps = plan_launch(d, Variant::optimized, p, {});
+    SCOPED_TRACE(describe(d, Variant::optimized, p, ps));
+    expect_launchable(d, Variant::optimized, p, ps);
+    EXPECT_EQ(ps.tile.str(), (TileConfig{64, 64, 16}.str()));
+    EXPECT_EQ(ps.threads(), 128);
+    EXPECT_EQ(ps.dmma, 16816);
+    EXPECT_EQ(ps.smem_bytes, kDmma64x64Smem);
+    EXPECT_FALSE(ps.needs_optin);
+    EXPECT_EQ(ps.occupancy.blocks_per_sm, 3);
+    EXPECT_NE(ps.kernel.find("registers for 3 blocks an SM"), std::string::npos);
+  }
+  // 128x64 only when asked for.
+  const Problem mid{Op::gemm, DType::f64, 1024, 1536, 64};
+  EXPECT_EQ(plan_launch(d, Variant::optimized, mid, {128, 64, 16}).tile.str(), (TileConfig{128, 64, 16}.str()));
   // float keeps its SIMT kernel.
   EXPECT_EQ(plan_launch(d, Variant::optimized, Problem{Op::gemm, DType::f32, 4096, 4096, 4096}, {}).dmma, 0);
 }
 
 TEST(TileChoiceDmma, TheSm80ShapeOnAmpereAndTilesThatFitTheOptIn) {
-  const Problem p{Op::gemm, DType::f64, 4096, 4096, 4096};
+  const Problem p{Op::gemm, DType::f64, 8192, 8192, 8192};
   const LaunchPlan a = plan_launch(a100(), Variant::optimized, p, {});
   expect_launchable(a100(), Variant::optimized, p, a);
   EXPECT_EQ(a.dmma, 884);
   EXPECT_NE(a.kernel.find("m8n8k4"), std::string::npos);
   EXPECT_EQ(a.tile.str(), (TileConfig{128, 128, 16}.str()));
-  // 110 KiB of stages do not fit a 99 KiB opt-in: 128x64 (86 KiB) does.
+  // 146 KiB of stages do not fit a 99 KiB opt-in: 128x64 (86 KiB) does.
   const LaunchPlan s = plan_launch(sm86(), Variant::optimized, p, {});
   expect_launchable(sm86(), Variant::optimized, p, s);
   EXPECT_EQ(s.dmma, 884);
   EXPECT_EQ(s.tile.str(), (TileConfig{128, 64, 16}.str()));
   try {
     plan_launch(sm86(), Variant::optimized, p, {128, 128, 16});
-    ADD_FAILURE() << "accepted 112128 bytes of stages on a 99 KiB opt-in";
+    ADD_FAILURE() << "accepted 149504 bytes of stages on a 99 KiB opt-in";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("112128"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("149504"), std::string::npos) << e.what();
   }
 }
 

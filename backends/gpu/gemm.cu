@@ -46,28 +46,21 @@ const void* optimized_kernel(const TileConfig& t) {
 }
 
 #if !defined(__HIPCC__)
-// The DMMA instantiations (tile_choice.hpp: dmma_warps_m/n and compiled_tiles list the same).
+// The DMMA instantiations (tile_choice.hpp: dmma_warps_m/n, dmma_stages, dmma_min_blocks and
+// compiled_tiles list the same).
 template <bool kWide>
-const void* dmma_kernel_shape(const LaunchPlan& pl) {
-  const TileConfig& t = pl.tile;
-#ifdef TILEKIT_HAS_SWEEPS
-  if (t.rows == 128 && t.cols == 128 && pl.dmma_stages == 4)
-    return reinterpret_cast<const void*>(&gemm_dmma_kernel<128, 128, 2, 4, kWide, 4>);
-#endif
-  if (t.rows == 128 && t.cols == 128) return reinterpret_cast<const void*>(&gemm_dmma_kernel<128, 128, 2, 4, kWide>);
-  if (t.rows == 128 && t.cols == 64) return reinterpret_cast<const void*>(&gemm_dmma_kernel<128, 64, 4, 2, kWide>);
-#ifdef TILEKIT_HAS_SWEEPS
-  if (pl.dmma_min_blocks == 3 && pl.dmma_stages == 3)
-    return reinterpret_cast<const void*>(&gemm_dmma_kernel<64, 64, 2, 2, kWide, 3, 3>);
-  if (pl.dmma_min_blocks == 3 && pl.dmma_stages == 2)
-    return reinterpret_cast<const void*>(&gemm_dmma_kernel<64, 64, 2, 2, kWide, 2, 3>);
-#endif
-  return reinterpret_cast<const void*>(&gemm_dmma_kernel<64, 64, 2, 2, kWide>);
+const void* dmma_kernel_shape(const TileConfig& t) {
+  if (t.rows == 128 && t.cols == 128)
+    return reinterpret_cast<const void*>(&gemm_dmma_kernel<128, 128, 2, 4, kWide, dmma_stages(128, 128)>);
+  if (t.rows == 128 && t.cols == 64)
+    return reinterpret_cast<const void*>(&gemm_dmma_kernel<128, 64, 4, 2, kWide, dmma_stages(128, 64)>);
+  return reinterpret_cast<const void*>(
+      &gemm_dmma_kernel<64, 64, 2, 2, kWide, dmma_stages(64, 64), dmma_min_blocks(64, 64)>);
 }
 const void* dmma_kernel(const LaunchPlan& pl) {
-  if (pl.dmma == 16816) return dmma_kernel_shape<true>(pl);
+  if (pl.dmma == 16816) return dmma_kernel_shape<true>(pl.tile);
 #if TILEKIT_GPU_PRE_SM90_KERNELS
-  return dmma_kernel_shape<false>(pl);  // m8n8k4: sm_80's default
+  return dmma_kernel_shape<false>(pl.tile);  // m8n8k4: sm_80's default
 #else
   return nullptr;
 #endif

@@ -25,8 +25,9 @@ int regs_of(Op op, Variant v, DType t, const TileConfig& tile) {
       if (v == Variant::naive) return 32;
       if (v == Variant::tiled) return 32;  // capped by its launch bounds (two 1024-thread blocks per SM)
       // DMMA (the larger of m16n8k16 / m8n8k4, ptxas 13.0 for sm_90, no spills): 243 / 210 at
-      // 128x128, 178 / 145 at 128x64, 179 / 148 at 64x64.
-      if (f64 && tile.depth == kDmmaDepth) return tile.rows == 128 && tile.cols == 128 ? 243 : 179;
+      // 128x128, 178 / 145 at 128x64, 168 / 147 at 64x64 (bounded for three blocks an SM).
+      if (f64 && tile.depth == kDmmaDepth)
+        return tile.rows == 128 && tile.cols == 128 ? 243 : tile.rows == 64 && tile.cols == 64 ? 168 : 178;
       if (tile.rows == 256) return 201;  // gemm_sm90.cuh's 256x128 (float only; sgemm_regs)
       if (tile.rows == 128 && tile.cols == 128) return f64 ? 236 : 128;  // (16 deep: 128 + spills)
       if (tile.rows == 128) return f64 ? 154 : 95;
@@ -270,14 +271,6 @@ int dmma_shape_for(const DeviceProps& d) {
   return d.cc_major >= 9 ? 16816 : 884;
 }
 
-DmmaBlock dmma_block_for(const DeviceProps& d) {
-  (void)d;
-  return tuning_choice<DmmaBlock>("cuda.dgemm.block", {{"auto", DmmaBlock{}},
-                                                      {"small3", DmmaBlock{64, 64, 3, 3}},
-                                                      {"small2", DmmaBlock{64, 64, 2, 3}},
-                                                      {"wide4", DmmaBlock{128, 128, 4, 1}}});
-}
-
 namespace {
 bool runs_gemm_sm90(const DeviceProps& d) { return d.async_copy && d.cc_major >= 9 && d.warp_size == 32; }
 }  // namespace
@@ -394,21 +387,24 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         plan_tf32x3(d, p, req, pl);
       } else if (const int shape = f64 ? dmma_shape_for(d) : 0;
                  f64 && (req.depth == kDmmaDepth || (req.is_auto() && shape != 0))) {
-        // The double gemm on the FP64 tensor cores (gemm_dmma.cuh). Automatic: 128x128 (the
-        // least L2 traffic per multiply-add: 8 per byte) while it still gives every SM a block,
-        // else 128x64, else 64x64; each only if its stages fit the opt-in shared memory, and
-        // the SIMT kernel if none does.
+        // The double gemm on the FP64 tensor cores (gemm_dmma.cuh). Automatic: 128x128 (half the
+        // L2 traffic per multiply-add of 64x64) once it gives every SM 16 blocks or more, where
+        // the partial last wave of one block an SM costs little; below that 64x64, three blocks an
+        // SM (H200: 1.01x cuBLAS at 4096^3 and 5120^3 against 0.95x and 0.91x for 128x128; 128x128
+        // wins from 6144^3). Each only if its stages fit the opt-in shared memory (else 128x64,
+        // then the SIMT kernel).
         TileConfig t = req;
-        const DmmaBlock blk = dmma_block_for(d);
-        if (t.is_auto() && blk.stages != 0) t = {blk.rows, blk.cols, kDmmaDepth};
         if (t.is_auto()) {
-          const TileConfig prefer[] = {{128, 128, kDmmaDepth}, {128, 64, kDmmaDepth}, {64, 64, kDmmaDepth}};
+          const index_t wide = ((p.m + 127) / 128) * ((p.n + 127) / 128);
+          const TileConfig big[] = {{128, 128, kDmmaDepth}, {128, 64, kDmmaDepth}, {64, 64, kDmmaDepth}};
+          const TileConfig small[] = {{64, 64, kDmmaDepth}};
+          const bool many = wide >= 16 * index_t(d.sm_count);
           t = {};
-          for (const TileConfig& c : prefer) {
-            const index_t blocks = ((p.m + c.rows - 1) / c.rows) * ((p.n + c.cols - 1) / c.cols);
+          for (const TileConfig& c : many ? std::vector<TileConfig>(std::begin(big), std::end(big))
+                                          : std::vector<TileConfig>(std::begin(small), std::end(small))) {
             if (dmma_smem_bytes(c.rows, c.cols) > optin_limit(d)) continue;
             t = c;
-            if (blocks >= d.sm_count) break;
+            break;
           }
           if (t.is_auto()) return plan_launch(d, v, p, TileConfig{64, 64, 8});
         }
@@ -419,13 +415,10 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                       "sm_80 or later, cuda backend), which " + (d.name.empty() ? std::string("the device") : d.name) +
                       " lacks" + (d.fp64_mma ? std::string(" under cuda.dgemm.mma=off") : std::string()) +
                       "; its SIMT tiles are 8 deep");
-        const bool named = t.rows == blk.rows && t.cols == blk.cols && blk.stages != 0;
-        pl.dmma_stages = named ? blk.stages : kDmmaStages;
-        pl.dmma_min_blocks = named ? blk.min_blocks : 1;
-        pl.smem_bytes = dmma_smem_bytes(t.rows, t.cols, pl.dmma_stages);
+        pl.smem_bytes = dmma_smem_bytes(t.rows, t.cols);
         if (pl.smem_bytes > optin_limit(d))
           throw Error("gemm optimized tile " + t.str() + " needs " + std::to_string(pl.smem_bytes) + " bytes of shared memory (" +
-                      std::to_string(pl.dmma_stages) + " stages, padded rows), but " + where(d) + " offers " +
+                      std::to_string(dmma_stages(t.rows, t.cols)) + " stages, padded rows), but " + where(d) + " offers " +
                       std::to_string(optin_limit(d)) + " bytes");
         const int wm = dmma_warps_m(t.rows, t.cols), wn = dmma_warps_n(t.rows, t.cols);
         pl.tile = t;
@@ -437,9 +430,10 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         pl.kernel = std::string("gemm_dmma<double; FP64 tensor cores, mma.sync ") +
                     (shape == 16816 ? "m16n8k16" : "m8n8k4") + ", " + std::to_string(wm) + "x" + std::to_string(wn) +
                     " warps of " + std::to_string(t.rows / wm) + "x" + std::to_string(t.cols / wn) + ", " +
-                    std::to_string(pl.dmma_stages) + " cp.async stages" +
-                    (pl.dmma_min_blocks > 1 ? ", registers for " + std::to_string(pl.dmma_min_blocks) + " blocks an SM"
-                                            : std::string()) + ">";
+                    std::to_string(dmma_stages(t.rows, t.cols)) + " cp.async stages" +
+                    (dmma_min_blocks(t.rows, t.cols) > 1
+                         ? ", registers for " + std::to_string(dmma_min_blocks(t.rows, t.cols)) + " blocks an SM"
+                         : std::string()) + ">";
       } else if (const SgemmChoice sc = f64 ? SgemmChoice{0, false} : sgemm_choice(d);
                  !f64 && runs_gemm_sm90(d) &&
                  ((sc.variant != 0 && (req.is_auto() || (req.rows == 128 && req.cols == 128 &&

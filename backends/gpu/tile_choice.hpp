@@ -87,10 +87,6 @@ struct Occupancy {
 Occupancy estimate_occupancy(const DeviceProps& d, int threads_per_block, std::size_t smem_bytes,
                              int regs_per_thread);
 
-// The DMMA double gemm (backends/gpu/gemm_dmma.cuh): K step, shared stages (the default) and row
-// padding.
-inline constexpr int kDmmaDepth = 16, kDmmaStages = 3, kDmmaPad = 4;
-
 struct LaunchPlan {
   std::string kernel;              // e.g. "gemm_optimized<128,128,8; 8x8 per thread>"
   TileConfig tile;                 // what resolve_tile reports ({} for naive kernels)
@@ -103,8 +99,6 @@ struct LaunchPlan {
   bool async_copy = false;         // the device's DeviceProps::async_copy (kernels that can use it)
   int dmma = 0;                    // double gemm optimized on the tensor cores: 884 (mma.sync m8n8k4),
                                    // 16816 (m16n8k16, sm_90); 0: the SIMT kernel
-  int dmma_stages = kDmmaStages;   // ... its shared stages
-  int dmma_min_blocks = 1;         // ... the blocks an SM its registers are bounded for
   int sgemm = 0;                   // float gemm optimized: index into kSgemmVariants (0: gemm.cuh's kernel)
   int tf32x3 = 0;                  // float gemm optimized under gemm.precision=tf32x3: 1 + index into
                                    // kTf32x3Shapes (0: not the 3xTF32 kernel)
@@ -127,9 +121,15 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
 // 8-deep ones the SIMT kernel's.
 std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t);
 
-// The shared bytes of a BM x BN block of the DMMA double gemm (the kernel's dmma::smem_bytes).
-constexpr std::size_t dmma_smem_bytes(int bm, int bn, int stages = kDmmaStages) {
-  return std::size_t(stages) * std::size_t(bm * (kDmmaDepth + kDmmaPad) + kDmmaDepth * (bn + kDmmaPad)) * 8;
+// The DMMA double gemm (backends/gpu/gemm_dmma.cuh): K step and row padding; each block shape's
+// shared stages and the blocks an SM its registers are bounded for (docs/design/gpu-dgemm-dmma.md):
+// 128x128 four stages, one block an SM; 64x64 two stages, three blocks an SM; 128x64 three stages.
+inline constexpr int kDmmaDepth = 16, kDmmaPad = 4;
+constexpr int dmma_stages(int bm, int bn) { return bm == 128 && bn == 128 ? 4 : bm == 64 && bn == 64 ? 2 : 3; }
+constexpr int dmma_min_blocks(int bm, int bn) { return bm == 64 && bn == 64 ? 3 : 1; }
+// The shared bytes of a BM x BN block (the kernel's dmma::smem_bytes).
+constexpr std::size_t dmma_smem_bytes(int bm, int bn) {
+  return std::size_t(dmma_stages(bm, bn)) * std::size_t(bm * (kDmmaDepth + kDmmaPad) + kDmmaDepth * (bn + kDmmaPad)) * 8;
 }
 // Warps of a DMMA block: 2 x 4 warps of 64 x 32 for 128 x 128; 4 x 2 of 32 x 32 for 128 x 64;
 // 2 x 2 of 32 x 32 for 64 x 64.
@@ -138,13 +138,6 @@ constexpr int dmma_warps_n(int bm, int bn) { return bm == 128 && bn == 128 ? 4 :
 // Which DMMA shape the plan picks: the tuning cuda.dgemm.mma (m8n8k4 / m16n8k16 / off, sweep
 // values; "off" gives the SIMT kernel) overrides the choice by compute capability.
 int dmma_shape_for(const DeviceProps& d);
-// The 64x64 DMMA block's shared stages and the blocks an SM its registers are bounded for; stages 0:
-// the default (3 stages, no bound). The tuning cuda.dgemm.block (sweep values small3, small2) makes
-// every automatic tile 64x64 with 3 or 2 stages, bounded for three blocks an SM.
-struct DmmaBlock {
-  int rows = 0, cols = 0, stages = 0, min_blocks = 1;
-};
-DmmaBlock dmma_block_for(const DeviceProps& d);
 
 // The float optimized gemm's kernels, by the name the tuning cuda.sgemm.kernel gives them: "sm80"
 // is gemm.cuh's two-stage kernel (the path of AMD and of NVIDIA before sm_90); the others are

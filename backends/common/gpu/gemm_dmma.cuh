@@ -32,7 +32,7 @@ namespace tilekit::gpu {
 namespace dmma {
 
 constexpr int kDepth = 16;  // BK: one m16n8k16, or four m8n8k4 k-slices
-constexpr int kStages = 3;  // shared stages: loads run two steps ahead of the compute
+constexpr int kStages = 3;  // shared stages unless the launch names its own
 constexpr int kPad = 4;     // doubles of padding per shared row (see the layout note above)
 
 // Shared bytes of one block of `stages` stages (dynamic: above 48 KiB it needs the opt-in).
@@ -91,7 +91,8 @@ __device__ __forceinline__ void mma16816(double (&c)[4], const double (&a)[8], c
 // kWide: m16n8k16 (true) or m8n8k4 (false), the same arithmetic in the same order per k-slice.
 // vec: A and B allow 16-byte copies (16-byte aligned bases, even ld); cvec: C allows 16-byte
 // stores. Both are uniform per launch, so they cost a predictable branch, not an instantiation.
-// kStages: shared stages (3 in the cuda backend; 2 where a block has only 48 KiB, Kokkos' teams).
+// kStages: shared stages (the cuda backend's by block shape, tile_choice.hpp's dmma_stages: 4 at
+// 128x128, 3 at 128x64, 2 at 64x64; the kokkos backend's teams, which have only 48 KiB, 2).
 //
 // The block's body is gemm_dmma_block: whoever launches it supplies the block's index in the grid
 // (pid), the thread's rank in the block (tid: 32 consecutive ranks are a warp), the shared stages
