@@ -107,4 +107,80 @@ __device__ __forceinline__ void copy_full(T* dst_shared, const T* src) {
 }
 }  // namespace async_group
 
+// Pieces the tiled gemm kernels share (gemm_sm90, gemm_dmma, gemm_tf32x3 and its wgmma form).
+namespace gemm_parts {
+
+// The block's tile of C, x along n and y along m, from its index in a one-dimensional grid: 8 tile
+// rows walked together, so that the blocks resident at one time share A's and B's panels in L2.
+struct Tile {
+  int x, y;
+};
+__device__ __forceinline__ Tile grouped_tile(int pid, int tiles_x, int tiles_y) {
+  constexpr int kGroup = 8;
+  const int per_group = kGroup * tiles_x, first = (pid / per_group) * kGroup;
+  const int gsize = min(tiles_y - first, kGroup);
+  return {(pid % per_group) / gsize, first + (pid % per_group) % gsize};
+}
+
+// Global -> shared: the BM x BK tile of A at (m0, p0) and the BK x BN tile of B at (p0, n0), row by
+// row as in global memory (shared rows LDA and LDB apart), copied by NT threads as 16-byte vectors
+// when vec (aligned bases, ld a multiple of the vector) or element by element. Pieces past the
+// matrices are zero-filled and read nothing (their source clamped to the matrix's first element, a
+// valid address).
+template <class T, int BM, int BN, int BK, int NT, int LDA, int LDB>
+__device__ __forceinline__ void copy_tiles(const GemmParams<T>& g, T* as, T* bs, int m0, int n0, int p0, int tid,
+                                           int vec) {
+  constexpr int E = 16 / int(sizeof(T)), S = int(sizeof(T));
+  if (vec) {
+#pragma unroll
+    for (int i = 0; i < BM * BK / E / NT; ++i) {
+      const int q = tid + i * NT, r = q / (BK / E), kc = (q % (BK / E)) * E, gr = m0 + r, gk = p0 + kc;
+      const int bytes = gr < g.m ? S * max(0, min(E, g.k - gk)) : 0;
+      async_group::copy<16>(as + r * LDA + kc, bytes ? g.a + gr * g.lda + gk : g.a, bytes);
+    }
+#pragma unroll
+    for (int i = 0; i < BK * BN / E / NT; ++i) {
+      const int q = tid + i * NT, r = q / (BN / E), nc = (q % (BN / E)) * E, gk = p0 + r, gc = n0 + nc;
+      const int bytes = gk < g.k ? S * max(0, min(E, g.n - gc)) : 0;
+      async_group::copy<16>(bs + r * LDB + nc, bytes ? g.b + gk * g.ldb + gc : g.b, bytes);
+    }
+  } else {
+#pragma unroll 4
+    for (int i = 0; i < BM * BK / NT; ++i) {
+      const int q = tid + i * NT, r = q / BK, kc = q % BK, gr = m0 + r, gk = p0 + kc;
+      const bool ok = gr < g.m && gk < g.k;
+      async_group::copy<S>(as + r * LDA + kc, ok ? g.a + gr * g.lda + gk : g.a, ok ? S : 0);
+    }
+#pragma unroll 4
+    for (int i = 0; i < BK * BN / NT; ++i) {
+      const int q = tid + i * NT, r = q / BN, nc = q % BN, gk = p0 + r, gc = n0 + nc;
+      const bool ok = gk < g.k && gc < g.n;
+      async_group::copy<S>(bs + r * LDB + nc, ok ? g.b + gk * g.ldb + gc : g.b, ok ? S : 0);
+    }
+  }
+}
+
+// Two adjacent columns of C at c (column col of n), v0 and v1 already times alpha: one 8- or 16-byte
+// store where C allows it (cvec: aligned base, even ldc) and both columns are inside, else one
+// element at a time. beta == 0 never reads C (it may hold NaN).
+template <class T, class V2>
+__device__ __forceinline__ void store_pair(T* c, int col, int n, T v0, T v1, T beta, int cvec) {
+  if (cvec && col + 1 < n) {
+    V2 out;
+    out.x = v0;
+    out.y = v1;
+    if (beta != T(0)) {
+      const V2 old = *reinterpret_cast<const V2*>(c);
+      out.x += beta * old.x;
+      out.y += beta * old.y;
+    }
+    *reinterpret_cast<V2*>(c) = out;
+  } else {
+    if (col < n) c[0] = beta == T(0) ? v0 : v0 + beta * c[0];
+    if (col + 1 < n) c[1] = beta == T(0) ? v1 : v1 + beta * c[1];
+  }
+}
+
+}  // namespace gemm_parts
+
 }  // namespace tilekit::gpu

@@ -86,12 +86,8 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
   static_assert(BM % WM == 0 && BN % WN == 0 && NT % 128 == 0, "whole warp tiles, whole 4-warp groups");
   static_assert(TM % 4 == 0 && TN % 4 == 0 && BM % 32 == 0, "thread tiles are whole 4 x 4 quadrants");
   static_assert(BM * BK % NT == 0 && (BK * BN / 4) % NT == 0 && BK % 8 == 0, "tiles must split evenly into copies");
-  // Grouped block order: 8 block-rows walked together share A and B in L2.
-  constexpr int kGroup = 8;
-  const int per_group = kGroup * tiles_x, first = (pid / per_group) * kGroup;
-  const int gsize = min(tiles_y - first, kGroup);
-  const int by = first + (pid % per_group) % gsize, bx = (pid % per_group) / gsize;
-  const int m0 = by * BM, n0 = bx * BN;
+  const gemm_parts::Tile bt = gemm_parts::grouped_tile(pid, tiles_x, tiles_y);
+  const int m0 = bt.y * BM, n0 = bt.x * BN;
 
   const int lane = tid & 31, warp = tid >> 5;
   const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;

@@ -51,7 +51,6 @@ __host__ __device__ constexpr int smem_bytes(int bm, int bn, int bk, int stages)
   return stages * (bm * (bk + kPadA) + bk * (bn + kPadB)) * int(sizeof(float));
 }
 
-using async_group::copy;  // device_common.cuh: cp.async of 16 or 4 bytes, zero-filled past `bytes`
 using async_group::commit;
 using async_group::wait;
 
@@ -137,49 +136,17 @@ __device__ __forceinline__ void gemm_tf32x3_block(const GemmParams<float>& g, in
   static_assert((LDA / 4) % 2 == 1 && LDB % 32 == 8, "padded rows: conflict-free fragment loads (see above)");
   static_assert((BM * BK / 4) % NT == 0 && (BK * BN / 4) % NT == 0, "tiles must split evenly into 16-byte copies");
 
-  // Grouped block order (as gemm_sm90.cuh): 8 block-rows walked together share A and B in L2.
-  constexpr int kGroup = 8;
-  const int per_group = kGroup * tiles_x, first = (pid / per_group) * kGroup;
-  const int gsize = min(tiles_y - first, kGroup);
-  const int by = first + (pid % per_group) % gsize, bx = (pid % per_group) / gsize;
-  const int m0 = by * BM, n0 = bx * BN;
+  const gemm_parts::Tile bt = gemm_parts::grouped_tile(pid, tiles_x, tiles_y);
+  const int m0 = bt.y * BM, n0 = bt.x * BN;
 
   const int lane = tid & 31, warp = tid >> 5;
   const int gq = lane >> 2, tq = lane & 3;  // fragment coordinates g and t
   const int wm0 = (warp / WARPS_N) * WM, wn0 = (warp % WARPS_N) * WN;
 
-  // Global -> shared stage s for the step starting at p0. Out-of-range pieces are zero-filled and
-  // read nothing (their source clamped to the matrix's first element, a valid address).
+  // Global -> shared stage s for the step starting at p0.
   auto load = [&](int s, int p0) {
     float* as = smem + s * STAGE;
-    float* bs = as + A_STAGE;
-    if (vec) {
-#pragma unroll
-      for (int i = 0; i < BM * BK / 4 / NT; ++i) {
-        const int q = tid + i * NT, r = q / (BK / 4), kc = (q % (BK / 4)) * 4, gr = m0 + r, gk = p0 + kc;
-        const int bytes = gr < g.m ? 4 * max(0, min(4, g.k - gk)) : 0;
-        copy<16>(as + r * LDA + kc, bytes ? g.a + gr * g.lda + gk : g.a, bytes);
-      }
-#pragma unroll
-      for (int i = 0; i < BK * BN / 4 / NT; ++i) {
-        const int q = tid + i * NT, r = q / (BN / 4), nc = (q % (BN / 4)) * 4, gk = p0 + r, gc = n0 + nc;
-        const int bytes = gk < g.k ? 4 * max(0, min(4, g.n - gc)) : 0;
-        copy<16>(bs + r * LDB + nc, bytes ? g.b + gk * g.ldb + gc : g.b, bytes);
-      }
-    } else {
-#pragma unroll 4
-      for (int i = 0; i < BM * BK / NT; ++i) {
-        const int q = tid + i * NT, r = q / BK, kc = q % BK, gr = m0 + r, gk = p0 + kc;
-        const bool ok = gr < g.m && gk < g.k;
-        copy<4>(as + r * LDA + kc, ok ? g.a + gr * g.lda + gk : g.a, ok ? 4 : 0);
-      }
-#pragma unroll 4
-      for (int i = 0; i < BK * BN / NT; ++i) {
-        const int q = tid + i * NT, r = q / BN, nc = q % BN, gk = p0 + r, gc = n0 + nc;
-        const bool ok = gk < g.k && gc < g.n;
-        copy<4>(bs + r * LDB + nc, ok ? g.b + gk * g.ldb + gc : g.b, ok ? 4 : 0);
-      }
-    }
+    gemm_parts::copy_tiles<float, BM, BN, BK, NT, LDA, LDB>(g, as, as + A_STAGE, m0, n0, p0, tid, vec);
   };
 
   float acc[MI][NJ][4];  // the running sums (FADD)
@@ -263,20 +230,8 @@ __device__ __forceinline__ void gemm_tf32x3_block(const GemmParams<float>& g, in
 #pragma unroll
       for (int j = 0; j < NJ; ++j) {
         const int col = n0 + wn0 + 8 * j + 2 * tq;
-        float* c = g.c + row * g.ldc + col;
-        const float v0 = g.alpha * acc[i][j][2 * h], v1 = g.alpha * acc[i][j][2 * h + 1];
-        if (cvec && col + 1 < g.n) {
-          float2 out = make_float2(v0, v1);
-          if (g.beta != 0.0f) {
-            const float2 old = *reinterpret_cast<const float2*>(c);
-            out.x += g.beta * old.x;
-            out.y += g.beta * old.y;
-          }
-          *reinterpret_cast<float2*>(c) = out;
-        } else {
-          if (col < g.n) c[0] = g.beta == 0.0f ? v0 : v0 + g.beta * c[0];
-          if (col + 1 < g.n) c[1] = g.beta == 0.0f ? v1 : v1 + g.beta * c[1];
-        }
+        gemm_parts::store_pair<float, float2>(g.c + row * g.ldc + col, col, g.n, g.alpha * acc[i][j][2 * h],
+                                              g.alpha * acc[i][j][2 * h + 1], g.beta, cvec);
       }
     }
 }

@@ -87,7 +87,8 @@ __host__ __device__ constexpr std::uint32_t stage_b(std::uint32_t base, int s) {
 __host__ __device__ constexpr std::uint32_t operand(std::uint32_t tile, int small, int row0, int kk) {
   return tile + unsigned(small) * kPartBytes + unsigned(row0) * 128 + 32u * unsigned(kk);
 }
-// Grouped block order (as gemm_tf32x3.cuh): 8 block-rows walked together share A and B in L2.
+// Grouped block order (device_common.cuh's grouped_tile, here also for the host emulation,
+// backends/cuda/scripts/tf32x3_wgmma_emulate.sh).
 __host__ __device__ inline void block_coords(int pid, int tiles_x, int tiles_y, int& by, int& bx) {
   constexpr int kGroup = 8;
   const int per_group = kGroup * tiles_x, first = (pid / per_group) * kGroup;
@@ -310,20 +311,8 @@ __global__ __launch_bounds__(tf32x3_sm90::kThreads, 1) void gemm_tf32x3_wgmma_ke
   for (int i = 0; i < 64; i += 2) {
     const int row = m0 + acc_row(i, lane, w), col = n0 + acc_col(i, lane);
     if (row >= g.m) continue;
-    float* c = g.c + std::size_t(row) * g.ldc + col;
-    const float v0 = g.alpha * acc[i], v1 = g.alpha * acc[i + 1];
-    if (cvec && col + 1 < g.n) {
-      float2 out = make_float2(v0, v1);
-      if (g.beta != 0.0f) {
-        const float2 old = *reinterpret_cast<const float2*>(c);
-        out.x += g.beta * old.x;
-        out.y += g.beta * old.y;
-      }
-      *reinterpret_cast<float2*>(c) = out;
-    } else {
-      if (col < g.n) c[0] = g.beta == 0.0f ? v0 : v0 + g.beta * c[0];
-      if (col + 1 < g.n) c[1] = g.beta == 0.0f ? v1 : v1 + g.beta * c[1];
-    }
+    gemm_parts::store_pair<float, float2>(g.c + std::size_t(row) * g.ldc + col, col, g.n, g.alpha * acc[i],
+                                          g.alpha * acc[i + 1], g.beta, cvec);
   }
 }
 

@@ -3,8 +3,8 @@
 # std::thread and __syncthreads a std::barrier, against a double-precision host reference.
 #   emu_begin             $root (the repository) and $dir (a temporary directory, removed at exit)
 #   emu_header EXTRA      writes $dir/device_common.cuh: the CUDA names the kernels use, the real
-#                         GemmParams and cp.async helpers (backends/common/gpu/device_common.cuh: below
-#                         sm_80 they are plain copies with the same zero fill), then EXTRA (stdin)
+#                         GemmParams, cp.async helpers and gemm_parts (backends/common/gpu/device_common.cuh:
+#                         below sm_80 the copies are plain ones with the same zero fill), then EXTRA (stdin)
 #   emu_build_run         compiles $dir/emu.cpp (it includes emu_gemm.hpp: operands, reference,
 #                         block-by-block launch, the check) and runs it
 # What no emulation checks: the real instructions, cp.async timing (racecheck on the device does),
@@ -36,6 +36,8 @@ struct Dim { unsigned x = 0, y = 0, z = 0; };
 inline thread_local Dim threadIdx, blockIdx;
 struct float4 { float x, y, z, w; };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+struct float2 { float x, y; };
+inline float2 make_float2(float a, float b) { return {a, b}; }
 struct double2 { double x, y; };
 inline double2 make_double2(double a, double b) { return {a, b}; }
 using std::min; using std::max;
@@ -48,7 +50,9 @@ i = common.index("template <class T>\nstruct GemmParams")
 params = common[i:common.index("};", i) + 2]
 i = common.index("namespace async_group {")
 group = common[i:common.index("}  // namespace async_group", i)] + "}  // namespace async_group"
-print("namespace tilekit::gpu {\n" + params + "\n" + group + "\n}  // namespace tilekit::gpu")
+i = common.index("namespace gemm_parts {")
+parts = common[i:common.index("}  // namespace gemm_parts", i)] + "}  // namespace gemm_parts"
+print("namespace tilekit::gpu {\n" + params + "\n" + group + "\n" + parts + "\n}  // namespace tilekit::gpu")
 PY
     cat
   } >"$dir/device_common.cuh"

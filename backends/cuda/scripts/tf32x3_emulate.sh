@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the 3xTF32 float gemm kernel (backends/gpu/gemm_tf32x3.cuh) on the HOST, for machines
+# Runs the 3xTF32 float gemm kernel (backends/common/gpu/gemm_tf32x3.cuh) on the HOST, for machines
 # without a GPU (emulate_common.sh: a std::thread per CUDA thread, __syncthreads a std::barrier).
 # mma.sync m16n8k8 .tf32 is a warp-collective exchange that computes what the PTX ISA's fragment
 # layouts say (lane L = 4g + t holds A[g][t], A[g+8][t], A[g][t+4], A[g+8][t+4] and B[t][g],
@@ -25,7 +25,7 @@ source "$(dirname "$0")/emulate_common.sh"
 emu_begin
 # The kernel file with the warp-shuffle fallback of mma1688 replaced by the emulated instruction
 # (shuffles through OS-thread barriers would take hours), plus the two broken variants.
-python3 - "$root/backends/gpu/gemm_tf32x3.cuh" "$dir" <<'PY'
+python3 - "$root/backends/common/gpu/gemm_tf32x3.cuh" "$dir" <<'PY'
 import sys
 s = open(sys.argv[1]).read()
 i = s.index('  const int lane = int(threadIdx.x) & 31, g = lane >> 2, t = lane & 3;\n  float r[4]')
@@ -46,8 +46,6 @@ PY
 emu_header <<'CUH'
 #include <cmath>
 #include <cstring>
-struct float2 { float x, y; };
-inline float2 make_float2(float a, float b) { return {a, b}; }
 struct BlockSync {
   std::unique_ptr<std::barrier<>> block;
   std::unique_ptr<std::barrier<>> warp[64];

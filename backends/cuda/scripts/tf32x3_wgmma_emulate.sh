@@ -51,22 +51,22 @@ inline unsigned __shfl_sync(unsigned, unsigned v, int) { return v; }
 inline void __syncthreads() {}
 inline std::uint64_t __cvta_generic_to_shared(const void*) { return 0; }
 using std::min; using std::max;
-namespace tilekit::gpu {
-template <class T>
-struct GemmParams {
-  int m, n, k;
-  T alpha, beta;
-  const T* a; int lda;
-  const T* b; int ldb;
-  T* c; int ldc;
-};
-namespace async_group {
+CUH
+# The real GemmParams and gemm_parts (backends/common/gpu/device_common.cuh), copies that do nothing.
+python3 - "$root/backends/common/gpu/device_common.cuh" >>"$dir/device_common.cuh" <<'PY'
+import sys
+common = open(sys.argv[1]).read()
+i = common.index("template <class T>\nstruct GemmParams")
+params = common[i:common.index("};", i) + 2]
+i = common.index("namespace gemm_parts {")
+parts = common[i:common.index("}  // namespace gemm_parts", i)] + "}  // namespace gemm_parts"
+stub = """namespace async_group {
 inline void commit() {}
 template <int pending> inline void wait() {}
 template <int size, class T> inline void copy(T*, const T*, int) {}
-}  // namespace async_group
-}  // namespace tilekit::gpu
-CUH
+}  // namespace async_group"""
+print("namespace tilekit::gpu {\n" + params + "\n" + stub + "\n" + parts + "\n}  // namespace tilekit::gpu")
+PY
 cat >"$dir/emu.cpp" <<'CPP'
 #include <cmath>
 #include <cstdio>
