@@ -41,27 +41,10 @@ __global__ void fma_kernel(T* out, int iters) {
 
 #if !defined(__HIPCC__)
 // FP64 tensor-core chains (sm_80 and later, where the double gemm runs on them, so the double
-// roof is theirs): 4 independent accumulators per warp, each one m16n8k16 a step (8 m8n8k4
-// below sm_90: gemm_dmma.cuh). A is tiny and B one, so the sums stay normal.
+// roof is theirs): gemm_dmma.cuh's peak_chains.
 __global__ void dmma_kernel(double* out, int iters) {
   const int tid = blockIdx.x * blockDim.x + threadIdx.x;
-  double a[8], b[4], c[4][4];
-#pragma unroll
-  for (int q = 0; q < 8; ++q) a[q] = 1e-6 * double((tid + q) % 5);
-#pragma unroll
-  for (int q = 0; q < 4; ++q) b[q] = 1.0;
-#pragma unroll
-  for (int j = 0; j < 4; ++j)
-#pragma unroll
-    for (int q = 0; q < 4; ++q) c[j][q] = double(j);
-  for (int k = 0; k < iters; ++k) {
-#pragma unroll
-    for (int j = 0; j < 4; ++j) dmma::mma16816(c[j], a, b);
-  }
-  double s = 0;
-#pragma unroll
-  for (int j = 0; j < 4; ++j) s += c[j][0] + c[j][1] + c[j][2] + c[j][3];
-  out[tid] = s;
+  out[tid] = dmma::peak_chains(tid, iters);
 }
 #endif
 
@@ -132,13 +115,13 @@ Ceilings GpuBackend::measure_ceilings() {
     c.gflops_f64 = peak(0.0, props_.cc_major == 9 || props_.cc_major == 10 || props_.cc_major == 8 ? 2048 : 256);
     c.compute_method = fmt::format("FFMA/DFMA kernel, {} blocks x {} threads x 8 chains, best of 5", blocks, threads);
 #if !defined(__HIPCC__)
-    if (props_.fp64_mma) {  // each warp-wide m16n8k16 is 2 x 16 x 8 x 16 flops: 128 a thread
+    if (props_.fp64_mma) {
       const int iters = 1024;
       const double s = best_of(5, [&] {
         dmma_kernel<<<blocks, threads, 0, stream_>>>(static_cast<double*>(out), iters);
         TILEKIT_GPU_CHECK(gpuGetLastError());
       });
-      dmma_gflops = 128.0 * 4.0 * double(iters) * double(blocks) * threads / s * 1e-9;
+      dmma_gflops = dmma::kPeakFlopsPerStep * double(iters) * double(blocks) * threads / s * 1e-9;
       c.gflops_f64 = std::max(c.gflops_f64, dmma_gflops);
       c.compute_method += fmt::format("; fp64: DMMA (mma.sync f64) chains, 4 per warp, {:.0f} GFLOP/s", dmma_gflops);
     }

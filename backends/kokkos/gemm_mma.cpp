@@ -125,9 +125,46 @@ bool dgemm_here() { return tensor_cores() && tilekit::tuning("kokkos.dgemm.kerne
 
 bool same(const TileConfig& a, const TileConfig& b) { return a.rows == b.rows && a.cols == b.cols && a.depth == b.depth; }
 
+#if defined(KOKKOS_ENABLE_CUDA)
+// Every team a block of 256 ranks, so every warp is whole for mma.sync.
+struct DmmaPeak {
+  Kokkos::View<double*, Kokkos::CudaSpace> out;
+  int iters;
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+#if defined(__CUDA_ARCH__)
+    const int tid = team.league_rank() * team.team_size() + team.team_rank();
+    out(tid) = gpu::dmma::peak_chains(tid, iters);
+#else
+    (void)team;
+#endif
+  }
+};
+#endif
+
 }  // namespace teams
 
 using namespace teams;
+
+double dmma_peak_gflops(int sms) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (!dgemm_here() || sms <= 0) return 0;
+  const int team = 256, league = sms * 8 * 4, iters = 1024;  // every SM full (2048 threads), 4 times over
+  const DmmaPeak f{Kokkos::View<double*, Kokkos::CudaSpace>("tilekit::dmma_peak", std::size_t(league) * team), iters};
+  const TeamPolicy policy(league, team);
+  double best = 1e30;
+  for (int r = 0; r < 6; ++r) {  // the first one warms up
+    Kokkos::fence();
+    Kokkos::Timer t;
+    Kokkos::parallel_for("tilekit::kokkos::dmma_peak", policy, f);
+    Kokkos::fence();
+    if (r > 0) best = std::min(best, t.seconds());
+  }
+  return gpu::dmma::kPeakFlopsPerStep * double(iters) * double(league) * team / best * 1e-9;
+#else
+  (void)sms;
+  return 0;
+#endif
+}
 
 std::optional<TileConfig> auto_tile(DType dt) {
   if (dt == DType::f32) {

@@ -31,5 +31,8 @@ std::optional<Launch> plan(DType dt, const Problem& p, const TileConfig& t);
 // Runs the team plan() chose for this tile.
 void gemm(const GemmArgs<float>& a, const TileConfig& t);
 void gemm(const GemmArgs<double>& a, const TileConfig& t);
+// The FP64 tensor cores' peak in GFLOP/s, measured by Kokkos teams of the cuda backend's DMMA chains
+// (gemm_dmma.cuh's peak_chains) on `sms` SMs, where the double gemm runs on them; else 0.
+double dmma_peak_gflops(int sms);
 
 }  // namespace tilekit::kokkos::mma

@@ -84,6 +84,32 @@ __device__ __forceinline__ void mma16816(double (&c)[4], const double (&a)[8], c
 #endif
 }
 
+// The FP64 tensor-core peak's work for one thread (the roofline's double ceiling where the double
+// gemm runs on these units: the cuda backend's ceilings.cu and the kokkos backend's): 4 independent
+// accumulators, each one m16n8k16 a step (8 m8n8k4 below sm_90), `iters` steps, 4 x 128 flops a
+// step for the thread. A is tiny and B one, so the sums stay normal. Every lane of a full warp
+// must call it (mma.sync is warp-collective).
+__device__ __forceinline__ double peak_chains(int tid, int iters) {
+  double a[8], b[4], c[4][4];
+#pragma unroll
+  for (int q = 0; q < 8; ++q) a[q] = 1e-6 * double((tid + q) % 5);
+#pragma unroll
+  for (int q = 0; q < 4; ++q) b[q] = 1.0;
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+#pragma unroll
+    for (int q = 0; q < 4; ++q) c[j][q] = double(j);
+  for (int k = 0; k < iters; ++k) {
+#pragma unroll
+    for (int j = 0; j < 4; ++j) mma16816(c[j], a, b);
+  }
+  double s = 0;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) s += c[j][0] + c[j][1] + c[j][2] + c[j][3];
+  return s;
+}
+inline constexpr double kPeakFlopsPerStep = 4.0 * 128.0;  // per thread: 4 chains x (2 x 16 x 8 x 16 / 32)
+
 }  // namespace dmma
 
 // BM x BN per block of WARPS_M x WARPS_N warps (1D block of 32 * WARPS_M * WARPS_N threads).
