@@ -82,7 +82,7 @@ std::vector<Tuning> make_table() {
       alternatives("kokkos.barrier", "kokkos", {"block", "team"}, "block",
                    "barrier of teams that are whole GPU blocks: the bar.sync instruction, or Kokkos' team_barrier()"),
       alternatives("kokkos.naive.launch", "kokkos", {"auto", "mdrange", "team"}, "auto",
-                   "naive kernels on GPUs: MDRangePolicy, or cuda-shaped teams (auto: teams for gemm and conv2d, MDRange for transpose)"),
+                   "naive kernels on GPUs: MDRangePolicy, or cuda-shaped teams (auto: teams for gemm, and for conv2d on CUDA; MDRange otherwise)"),
       alternatives("kokkos.naive.loop", "kokkos", {"plain", "batch4"}, "plain",
                    "naive gemm: the textbook loop, or four taps' loads before their FMAs"),
       alternatives("kokkos.gemm.block", "kokkos", {"auto", "patch", "strip", "vstore"}, "auto",

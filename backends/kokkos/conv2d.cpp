@@ -46,7 +46,7 @@ struct ConvView {
 template <class T>
 void conv2d_naive(const Conv2dArgs<T>& args, index_t league) {
   const ConvView<T> a(args);
-  naive_for<true>(
+  naive_for<true, NaiveIndex::unsigned_div>(
       "tilekit::kokkos::conv2d_naive", a.w, a.h, KOKKOS_LAMBDA(const int j, const int i) {
         const int half = a.r / 2;
         T acc = 0;
@@ -575,7 +575,9 @@ ConvPlan plan(Variant v, const Problem& p, const TileConfig& t) {
   ConvPlan pl;
   Launch& l = pl.launch;
   if (v == Variant::naive) {
-    pl.naive_league = naive_league(p.n, p.m, NaiveMode::team);
+    // The team launch pays on Kokkos::Cuda, where its threads exit after their output (naive_for);
+    // other GPU spaces keep MDRange unless kokkos.naive.launch=team.
+    pl.naive_league = naive_league(p.n, p.m, exec_is_cuda() ? NaiveMode::team : NaiveMode::mdrange);
     if (pl.naive_league > 0) {
       l.league = int(pl.naive_league);
       l.team = 256;

@@ -58,8 +58,8 @@ struct GemmView {
 
 // The dot product's loop (the tuning kokkos.naive.loop; docs/design/kokkos-naive-gemm.md):
 // plain (default), the textbook loop as the cuda kernel states it; under the team launch, with the
-// strides in 32-bit registers (stride32), its SASS is the cuda kernel's: the same 74 instructions
-// per 16 taps, loads in the same order. batch4 (a sweep value) walks pointers and issues four
+// strides in 32-bit registers (keep_strides32), its SASS is the cuda kernel's: the same 74
+// instructions per 16 taps, loads in the same order. batch4 (a sweep value) walks pointers and issues four
 // taps' loads before their four FMAs (the same products, added in the same order): the form that
 // kept the load queue full while the launch's grid-stride loop still changed the plain loop's
 // schedule, at 43% more warp instructions than cuda's loop.
@@ -89,7 +89,8 @@ void gemm_naive_launch(const GemmView<T>& g, index_t league) {
           }
           for (; p < v.k; ++p, b += v.ldb) acc += a[p] * *b;
         } else {
-          const int lda = stride32(v.lda), ldb = stride32(v.ldb);
+          int lda = v.lda, ldb = v.ldb;
+          keep_strides32(lda, ldb);
           for (int p = 0; p < v.k; ++p) acc += v.a[i * lda + p] * v.b[p * ldb + j];
         }
         v.store(i, j, acc);

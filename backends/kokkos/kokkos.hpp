@@ -179,8 +179,8 @@ inline Policy2D naive_policy(index_t cols, index_t rows) {
 // How the naive kernels run on GPU spaces (the tuning kokkos.naive.launch, read by the plan):
 // mdrange (the MDRangePolicy above) or team (a league of 256-thread teams, one per 32 x 8 piece of
 // the output in row-major order, team rank r at column r % 32 and row r / 32: the cuda backend's
-// naive launch as Kokkos can state it); auto, the operation's `fallback` (gemm and conv2d: team,
-// transpose: mdrange; docs/design/kokkos-naive-gemm.md). Host spaces: mdrange.
+// naive launch as Kokkos can state it); auto, the operation's `fallback` (gemm: team; conv2d: team
+// on Kokkos::Cuda; transpose: mdrange; docs/design/kokkos-naive-gemm.md). Host spaces: mdrange.
 enum class NaiveMode { mdrange, team };
 NaiveMode naive_mode(NaiveMode fallback);
 // The league of the team launch for a cols x rows output, or 0 where the MDRange launch runs
@@ -191,17 +191,27 @@ inline index_t naive_league(index_t cols, index_t rows, NaiveMode fallback) {
   return naive_mode(fallback) == NaiveMode::team && pieces < index_t(INT32_MAX) ? pieces : 0;
 }
 
-// v, which the compiler must take as an unknown 32-bit value. NVVM folds the sign extension of a
-// 32-bit stride read from a Kokkos closure into the parameter load (ld.param.s32 into a 64-bit
+// a and b, which the compiler must take as unknown 32-bit values. NVVM folds the sign extension of
+// a 32-bit stride read from a Kokkos closure into the parameter load (ld.param.s32 into a 64-bit
 // register); the loop then steps its pointer with a 64-bit add pair (IADD3 + IADD3.X) where the
 // same loop in a __global__ function keeps the 32-bit stride and ptxas steps with one IMAD.WIDE.
-// Through this the stride stays a 32-bit register, as in the cuda kernel. Elsewhere: v.
-KOKKOS_INLINE_FUNCTION int stride32(int v) {
+// Through this the strides stay 32-bit registers, as in the cuda kernel. One statement for both:
+// with one each, ptxas scheduled the naive gemm's loop with 8 loads ahead of its first FMA instead
+// of the cuda kernel's 14. Elsewhere: nothing.
+KOKKOS_INLINE_FUNCTION void keep_strides32(int& a, int& b) {
 #if defined(__CUDA_ARCH__)
-  asm("" : "+r"(v));
+  asm("" : "+r"(a), "+r"(b));
+#else
+  (void)a;
+  (void)b;
 #endif
-  return v;
 }
+
+// How the team launch divides a league rank into the piece's column and row. ptxas lays out the
+// body after it differently: the conv2d body is the cuda kernel's either way and the unsigned
+// division is 6 SASS instructions shorter a thread; after the unsigned one the gemm's loop
+// reloads its parameters from the constant bank (87 instructions per 16 taps against 74).
+enum class NaiveIndex { signed_div, unsigned_div };
 
 // f(j, i) for every column j < cols and row i < rows: the team launch over `league` teams when the
 // plan gave one (league > 0, naive_league), else the MDRange launch. kTeams: whether the team
@@ -216,17 +226,25 @@ KOKKOS_INLINE_FUNCTION int stride32(int v) {
 // runs once per block; a thread that ends (PTX exit) after its output tells the compiler so, the
 // loop is gone, and the body compiles to the cuda kernel's SASS. Serial-execution debug builds of
 // Kokkos launch one block for the whole league: they keep the loop.
-template <bool kTeams, class F>
+template <bool kTeams, NaiveIndex kIndex = NaiveIndex::signed_div, class F>
 void naive_for(const char* name, index_t cols, index_t rows, const F& f, index_t league) {
   if constexpr (kTeams) {
     if (league > 0) {
-      // Unsigned: the league rank's division by the pieces a row is a shorter sequence than a
-      // signed one (6 SASS instructions less a thread), and % 32, / 32 are a mask and a shift.
-      const unsigned c = unsigned(cols), r = unsigned(rows), x = unsigned((cols + 31) / 32);
+      const int c = int(cols), r = int(rows), x = int((cols + 31) / 32);
       Kokkos::parallel_for(name, TeamPolicy(int(league), 256), KOKKOS_LAMBDA(const Member& team) {
-        const unsigned b = unsigned(team.league_rank()), t = unsigned(team.team_rank());
-        const unsigned j = b % x * 32u + t % 32u, i = b / x * 8u + t / 32u;
-        if (i < r && j < c) f(int(j), int(i));
+        // t unsigned: % 32 and / 32 are a mask and a shift. Everything the branches use is read
+        // here first: an extended lambda may not first capture inside `if constexpr`.
+        const unsigned t = unsigned(team.team_rank());
+        const int b = team.league_rank(), xs = x, rs = r, cs = c;
+        const F& fs = f;
+        if constexpr (kIndex == NaiveIndex::unsigned_div) {
+          const unsigned ub = unsigned(b), ux = unsigned(xs);
+          const unsigned j = ub % ux * 32u + t % 32u, i = ub / ux * 8u + t / 32u;
+          if (i < unsigned(rs) && j < unsigned(cs)) fs(int(j), int(i));
+        } else {
+          const int j = b % xs * 32 + int(t % 32u), i = b / xs * 8 + int(t / 32u);
+          if (i < rs && j < cs) fs(j, i);
+        }
 #if defined(__CUDA_ARCH__) && !defined(KOKKOS_IMPL_DEBUG_CUDA_SERIAL_EXECUTION)
         asm volatile("exit;");
         __builtin_unreachable();
