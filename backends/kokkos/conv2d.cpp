@@ -39,14 +39,15 @@ struct ConvView {
         ld_out(int(a.ld_out)), r(a.r) {}
 };
 
-// `league`: the plan's team launch (0: MDRange). The body is the cuda kernel's source; under the
-// team launch (naive_for) it compiles to the cuda kernel's SASS (the same blocks: 32 instructions
-// per 4 taps in float, 34 in double), where inside the MDRange launch's loops NVVM walked 64-bit
-// pointers and copied uniform registers (39 per 4 taps).
+// `league`: the plan's team launch (0: MDRange; the team launch is compiled for Kokkos::Cuda and
+// in sweep builds). The body is the cuda kernel's source; under the team launch on Kokkos::Cuda
+// (naive_for) it compiles to the cuda kernel's SASS (the same blocks: 32 instructions per 4 taps
+// in float, 34 in double), where inside the MDRange launch's loops NVVM walked 64-bit pointers and
+// copied uniform registers (39 per 4 taps).
 template <class T>
 void conv2d_naive(const Conv2dArgs<T>& args, index_t league) {
   const ConvView<T> a(args);
-  naive_for<true, NaiveIndex::unsigned_div>(
+  naive_for<kSweeps || exec_is_cuda(), NaiveIndex::unsigned_div>(
       "tilekit::kokkos::conv2d_naive", a.w, a.h, KOKKOS_LAMBDA(const int j, const int i) {
         const int half = a.r / 2;
         T acc = 0;
