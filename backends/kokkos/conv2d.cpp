@@ -1,6 +1,7 @@
 // out = in (*) filter (R x R, zero padding) in Kokkos.
-//   naive:     one MDRange index per output, R*R taps read straight from memory with border
-//              checks on every tap.
+//   naive:     one thread per output, R*R taps read straight from memory with border checks on
+//              every tap (on GPUs a 256-thread team per 32 x 8 piece of the output, as the cuda
+//              backend launches it; MDRange on hosts).
 //   tiled:     the PMPP input-tile scheme, written once for every backend on the tile layer
 //              (backends/portable/conv2d_tiled.hpp): one team per output tile copies the tile
 //              plus its R-1 halo into team scratch (zeros outside the image), a barrier, then
@@ -38,11 +39,15 @@ struct ConvView {
         ld_out(int(a.ld_out)), r(a.r) {}
 };
 
-// `league`: the plan's team launch (sweep builds; 0: MDRange).
+// `league`: the plan's team launch (0: MDRange; the team launch is compiled for Kokkos::Cuda and
+// in sweep builds). The body is the cuda kernel's source; under the team launch on Kokkos::Cuda
+// (naive_for) it compiles to the cuda kernel's SASS (the same blocks: 32 instructions per 4 taps
+// in float, 34 in double), where inside the MDRange launch's loops NVVM walked 64-bit pointers and
+// copied uniform registers (39 per 4 taps).
 template <class T>
 void conv2d_naive(const Conv2dArgs<T>& args, index_t league) {
   const ConvView<T> a(args);
-  naive_for<kSweeps>(
+  naive_for<kSweeps || exec_is_cuda(), NaiveIndex::unsigned_div>(
       "tilekit::kokkos::conv2d_naive", a.w, a.h, KOKKOS_LAMBDA(const int j, const int i) {
         const int half = a.r / 2;
         T acc = 0;
@@ -571,7 +576,9 @@ ConvPlan plan(Variant v, const Problem& p, const TileConfig& t) {
   ConvPlan pl;
   Launch& l = pl.launch;
   if (v == Variant::naive) {
-    pl.naive_league = kSweeps ? naive_league(p.n, p.m, NaiveMode::mdrange) : 0;
+    // The team launch pays on Kokkos::Cuda, where its threads exit after their output (naive_for);
+    // other GPU spaces keep MDRange unless kokkos.naive.launch=team.
+    pl.naive_league = naive_league(p.n, p.m, exec_is_cuda() ? NaiveMode::team : NaiveMode::mdrange);
     if (pl.naive_league > 0) {
       l.league = int(pl.naive_league);
       l.team = 256;

@@ -56,41 +56,56 @@ struct GemmView {
   }
 };
 
-// The dot product's loop: batch4 (default) issues four taps' loads before their four FMAs (the
-// same products, added in the same order), plain is the textbook loop. Under Kokkos' launch ptxas
-// scheduled the plain loop's loads right before their FMAs (2-3 loads in flight a warp, where the
-// cuda kernel's schedule keeps more): 0.66-0.73 of cuda's time; batch4 with the team launch 0.99.
-// The tuning kokkos.naive.loop = batch4 | plain (a sweep value; docs/design/kokkos-naive-gemm.md).
+// The dot product's loop (the tuning kokkos.naive.loop; docs/design/kokkos-naive-gemm.md):
+// plain (default), the textbook loop as the cuda kernel states it; under the team launch, with the
+// strides in 32-bit registers (keep_strides32), its SASS is the cuda kernel's: the same 74
+// instructions per 16 taps, loads in the same order. batch4 (a sweep value) walks pointers and issues four
+// taps' loads before their four FMAs (the same products, added in the same order): the form that
+// kept the load queue full while the launch's grid-stride loop still changed the plain loop's
+// schedule, at 43% more warp instructions than cuda's loop.
 inline bool naive_loop_batched() {
   return tuning_choice<bool>("kokkos.naive.loop", {{"plain", false}, {"batch4", true}});
+}
+
+// One kernel per loop form: beside the batch4 loop in the same kernel, the plain loop reloaded its
+// parameters from the constant bank at every step (99 instructions per 16 taps against 74).
+template <class T, bool kBatch4>
+void gemm_naive_launch(const GemmView<T>& g, index_t league) {
+  naive_for<true>(
+      "tilekit::kokkos::gemm_naive", g.n, g.m, KOKKOS_LAMBDA(const int j, const int i) {
+        const GemmView<T>& v = g;  // captured here: an extended lambda may not first capture in `if constexpr`
+        T acc = 0;
+        if constexpr (kBatch4) {
+          const T* a = v.a + i * v.lda;
+          const T* b = v.b + j;
+          int p = 0;
+          for (; p + 4 <= v.k; p += 4, b += 4 * v.ldb) {
+            const T a0 = a[p], a1 = a[p + 1], a2 = a[p + 2], a3 = a[p + 3];
+            const T b0 = b[0], b1 = b[v.ldb], b2 = b[2 * v.ldb], b3 = b[3 * v.ldb];
+            acc += a0 * b0;
+            acc += a1 * b1;
+            acc += a2 * b2;
+            acc += a3 * b3;
+          }
+          for (; p < v.k; ++p, b += v.ldb) acc += a[p] * *b;
+        } else {
+          int lda = v.lda, ldb = v.ldb;
+          keep_strides32(lda, ldb);
+          for (int p = 0; p < v.k; ++p) acc += v.a[i * lda + p] * v.b[p * ldb + j];
+        }
+        v.store(i, j, acc);
+      },
+      league);
 }
 
 // `league`: the plan's team launch (naive_league), 0 for MDRange.
 template <class T>
 void gemm_naive(const GemmArgs<T>& args, bool batched, index_t league) {
   const GemmView<T> g(args);
-  naive_for<true>(
-      "tilekit::kokkos::gemm_naive", g.n, g.m, KOKKOS_LAMBDA(const int j, const int i) {
-        // Pointers walked, not indices recomputed: inside Kokkos' launch nvcc kept i * lda + p
-        // and p * ldb + j as 32-bit indices widened at every tap (two more integer instructions
-        // per FMA than the cuda kernel's loop, whose loads are the same).
-        const T* a = g.a + i * g.lda;
-        const T* b = g.b + j;
-        T acc = 0;
-        int p = 0;
-        if (batched)
-          for (; p + 4 <= g.k; p += 4, b += 4 * g.ldb) {
-            const T a0 = a[p], a1 = a[p + 1], a2 = a[p + 2], a3 = a[p + 3];
-            const T b0 = b[0], b1 = b[g.ldb], b2 = b[2 * g.ldb], b3 = b[3 * g.ldb];
-            acc += a0 * b0;
-            acc += a1 * b1;
-            acc += a2 * b2;
-            acc += a3 * b3;
-          }
-        for (; p < g.k; ++p, b += g.ldb) acc += a[p] * *b;
-        g.store(i, j, acc);
-      },
-      league);
+  if constexpr (kSweeps) {
+    if (batched) return gemm_naive_launch<T, true>(g, league);
+  }
+  gemm_naive_launch<T, false>(g, league);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -576,7 +591,7 @@ struct GemmPlan : OpPlan {
   Kind kind = Kind::naive;
   int r = 1;  // micro-tile side of the team kernels
   index_t naive_league = 0;  // naive: the team launch's league (0: MDRange)
-  bool batched = true;       // naive: kokkos.naive.loop
+  bool batched = false;      // naive: kokkos.naive.loop = batch4
   bool block_barrier = true;  // sm90: kokkos.barrier
   BlockMode block_mode = BlockMode::patch;  // block: kokkos.gemm.block
 };

@@ -1,8 +1,8 @@
 // The kokkos backend: every kernel is written once against Kokkos' default execution space.
-// naive kernels are flat MDRangePolicy loops; tiled and optimized kernels use hierarchical
-// parallelism: a league of teams, one per output tile, whose inputs are staged in team scratch
-// (level 0: shared memory when the space is Cuda/HIP, ordinary memory on host spaces) between
-// team_barrier()s.
+// naive kernels are flat MDRangePolicy loops on hosts and, for gemm and conv2d, cuda-shaped team
+// launches on GPUs (naive_for); tiled and optimized kernels use hierarchical parallelism: a league
+// of teams, one per output tile, whose inputs are staged in team scratch (level 0: shared memory
+// when the space is Cuda/HIP, ordinary memory on host spaces) between team_barrier()s.
 //
 // Each operation's file (gemm.cpp, transpose.cpp, conv2d.cpp) exposes the same two things: the
 // plan of a call (its tile, the launch that tile gives, which kernel runs and the tunings it
@@ -179,29 +179,76 @@ inline Policy2D naive_policy(index_t cols, index_t rows) {
 // How the naive kernels run on GPU spaces (the tuning kokkos.naive.launch, read by the plan):
 // mdrange (the MDRangePolicy above) or team (a league of 256-thread teams, one per 32 x 8 piece of
 // the output in row-major order, team rank r at column r % 32 and row r / 32: the cuda backend's
-// naive launch as Kokkos can state it); auto, the operation's `fallback` (gemm: team, the others
-// mdrange; docs/design/kokkos-naive-gemm.md). Host spaces: mdrange.
+// naive launch as Kokkos can state it); auto, the operation's `fallback` (gemm: team; conv2d: team
+// on Kokkos::Cuda; transpose: mdrange; docs/design/kokkos-naive-gemm.md). Host spaces: mdrange.
 enum class NaiveMode { mdrange, team };
 NaiveMode naive_mode(NaiveMode fallback);
 // The league of the team launch for a cols x rows output, or 0 where the MDRange launch runs
-// (mdrange chosen, a host space, or more pieces than a league may have).
+// (mdrange chosen, a host space, or more pieces than a league may have: Kokkos::Cuda refuses a
+// league of maxGridSize[0] = 2^31 - 1 or more).
 inline index_t naive_league(index_t cols, index_t rows, NaiveMode fallback) {
   const index_t pieces = ((cols + 31) / 32) * ((rows + 7) / 8);
-  return naive_mode(fallback) == NaiveMode::team && pieces <= index_t(INT32_MAX) ? pieces : 0;
+  return naive_mode(fallback) == NaiveMode::team && pieces < index_t(INT32_MAX) ? pieces : 0;
 }
+
+// a and b, which the compiler must take as unknown 32-bit values. NVVM folds the sign extension of
+// a 32-bit stride read from a Kokkos closure into the parameter load (ld.param.s32 into a 64-bit
+// register); the loop then steps its pointer with a 64-bit add pair (IADD3 + IADD3.X) where the
+// same loop in a __global__ function keeps the 32-bit stride and ptxas steps with one IMAD.WIDE.
+// Through this the strides stay 32-bit registers, as in the cuda kernel. One statement for both:
+// with one each, ptxas scheduled the naive gemm's loop with 8 loads ahead of its first FMA instead
+// of the cuda kernel's 14. Elsewhere: nothing.
+KOKKOS_INLINE_FUNCTION void keep_strides32(int& a, int& b) {
+#if defined(__CUDA_ARCH__)
+  asm("" : "+r"(a), "+r"(b));
+#else
+  (void)a;
+  (void)b;
+#endif
+}
+
+// How the team launch divides a league rank into the piece's column and row. ptxas lays out the
+// body after it differently: the conv2d body is the cuda kernel's either way and the unsigned
+// division is 6 SASS instructions shorter a thread; after the unsigned one the gemm's loop
+// reloads its parameters from the constant bank (87 instructions per 16 taps against 74).
+enum class NaiveIndex { signed_div, unsigned_div };
+
 // f(j, i) for every column j < cols and row i < rows: the team launch over `league` teams when the
 // plan gave one (league > 0, naive_league), else the MDRange launch. kTeams: whether the team
 // launch is compiled (the operations whose default is MDRange have it in sweep builds only).
-template <bool kTeams, class F>
+//
+// Every Kokkos launch wraps the functor in a grid-stride loop (TeamPolicy: over league ranks from
+// blockIdx.x in steps of gridDim.x). Inside that loop NVVM compiles the naive bodies differently
+// from the same source in a plain __global__ function: it strength-reduces the tap addresses to
+// 64-bit pointer walks and keeps parameters in uniform registers that each step must copy
+// (39 SASS instructions per 4 conv2d taps against the cuda kernel's 32). On Kokkos::Cuda the grid
+// of a TeamPolicy launch is the league itself (the policy refuses a larger league), so that loop
+// runs once per block; a thread that ends (PTX exit) after its output tells the compiler so, the
+// loop is gone, and the body compiles to the cuda kernel's SASS. Serial-execution debug builds of
+// Kokkos launch one block for the whole league: they keep the loop.
+template <bool kTeams, NaiveIndex kIndex = NaiveIndex::signed_div, class F>
 void naive_for(const char* name, index_t cols, index_t rows, const F& f, index_t league) {
   if constexpr (kTeams) {
     if (league > 0) {
-      const index_t tx = (cols + 31) / 32;
-      const int c = int(cols), r = int(rows), x = int(tx);
+      const int c = int(cols), r = int(rows), x = int((cols + 31) / 32);
       Kokkos::parallel_for(name, TeamPolicy(int(league), 256), KOKKOS_LAMBDA(const Member& team) {
-        const int b = team.league_rank(), t = team.team_rank();
-        const int j = b % x * 32 + t % 32, i = b / x * 8 + t / 32;
-        if (i < r && j < c) f(j, i);
+        // t unsigned: % 32 and / 32 are a mask and a shift. Everything the branches use is read
+        // here first: an extended lambda may not first capture inside `if constexpr`.
+        const unsigned t = unsigned(team.team_rank());
+        const int b = team.league_rank(), xs = x, rs = r, cs = c;
+        const F& fs = f;
+        if constexpr (kIndex == NaiveIndex::unsigned_div) {
+          const unsigned ub = unsigned(b), ux = unsigned(xs);
+          const unsigned j = ub % ux * 32u + t % 32u, i = ub / ux * 8u + t / 32u;
+          if (i < unsigned(rs) && j < unsigned(cs)) fs(int(j), int(i));
+        } else {
+          const int j = b % xs * 32 + int(t % 32u), i = b / xs * 8 + int(t / 32u);
+          if (i < rs && j < cs) fs(j, i);
+        }
+#if defined(__CUDA_ARCH__) && !defined(KOKKOS_IMPL_DEBUG_CUDA_SERIAL_EXECUTION)
+        asm volatile("exit;");
+        __builtin_unreachable();
+#endif
       });
       return;
     }
