@@ -95,12 +95,14 @@ enum class KokkosShared { scratch, block };
 
 #if defined(__CUDACC__) || defined(__HIPCC__)
 // GPU spaces: one lane per team thread; kLx x kLy lanes when the kernel fixes them (kLanes).
-template <int kLx = 0, int kLy = 0>
+// kWholeBlock (KokkosShared::block): the team owns its block's shared memory from the start, and
+// its barrier is the block's (a team of lanes is a whole block: vector length 1).
+template <int kLx = 0, int kLy = 0, bool kWholeBlock = false>
 class KokkosGpuTile {
  public:
-  KOKKOS_INLINE_FUNCTION KokkosGpuTile(const detail::KokkosMember& m, const Shape& s, bool whole_block = false)
+  KOKKOS_INLINE_FUNCTION KokkosGpuTile(const detail::KokkosMember& m, const Shape& s)
       : m_(m),
-        smem_(whole_block ? block_base(m, s.scratch_bytes) : aligned_base(detail::kokkos_scratch(m, s.scratch_bytes))),
+        smem_(kWholeBlock ? block_base(m, s.scratch_bytes) : aligned_base(detail::kokkos_scratch(m, s.scratch_bytes))),
         cap_(s.scratch_bytes),
         tx_(index_t(m.league_rank()) % s.tiles_x),
         ty_(index_t(m.league_rank()) / s.tiles_x),
@@ -137,9 +139,16 @@ class KokkosGpuTile {
       for (int c = lane_.x; c < cols; c += lanes().x) f(r, c);
   }
   // Loads are asynchronous copies on GPUs that have them: wait for this thread's first.
+  // kWholeBlock: __syncthreads() itself, not Kokkos' team_barrier(), which tests blockDim.z at
+  // every call and branches around the barrier (docs/design/kokkos-block-barrier.md).
   KOKKOS_INLINE_FUNCTION void barrier() const {
     KOKKOS_IF_ON_DEVICE((detail::copy_async_wait_all();))
-    m_.team_barrier();
+    if constexpr (kWholeBlock) {
+      KOKKOS_IF_ON_DEVICE((__syncthreads();))
+      KOKKOS_IF_ON_HOST((m_.team_barrier();))
+    } else {
+      m_.team_barrier();
+    }
   }
 
   // Constants in constant memory, as on the GPU executor (run_kokkos copies them there on
@@ -266,7 +275,7 @@ struct KokkosGpuTiles {
   K kernel;
   Shape s;
   KOKKOS_INLINE_FUNCTION void operator()(const KokkosMember& m) const {
-    KokkosGpuTile<FixedLanes<K>::value.x, FixedLanes<K>::value.y> tile(m, s, kShared == KokkosShared::block);
+    KokkosGpuTile<FixedLanes<K>::value.x, FixedLanes<K>::value.y, kShared == KokkosShared::block> tile(m, s);
     kernel(tile);
   }
 };
