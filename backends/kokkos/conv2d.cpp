@@ -21,7 +21,7 @@
 
 #include "kokkos.hpp"
 #include "common/portable/conv2d_tiled.hpp"
-#include "gpu/tile_choice.hpp"  // conv2d_tiled_choice: the cuda backend's rows per lane
+#include "common/portable/conv2d_tiled_rows.hpp"  // the cuda backend's rows per lane
 #include "host_packed.hpp"
 #include "tilekit/ops.hpp"
 
@@ -589,10 +589,10 @@ inline bool tiled_async_copy() {
   return false;
 }
 // Output rows a lane computes down its column: on Kokkos::Cuda the cuda backend's rule for its
-// compiled 64-wide tile (gpu::conv2d_tiled_choice: 16 for double R = 5, else 8), elsewhere 8.
+// compiled 64-wide tile (portable::conv2d_tiled_gpu_rows: 16 for double R = 5, else 8), elsewhere 8.
 template <class T>
 int tiled_rows(int r, const TileConfig& t) {
-  if (exec_is_cuda() && t.cols == kTiledCols) return gpu::conv2d_tiled_choice(r, int(sizeof(T)), tiled_async_copy()).rows;
+  if (exec_is_cuda() && t.cols == kTiledCols) return portable::conv2d_tiled_gpu_rows(r, int(sizeof(T)), tiled_async_copy());
   return kTiledRows;
 }
 tile::Dim2 tiled_lanes(const TileConfig& t, int rows_per_lane) {
