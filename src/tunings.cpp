@@ -105,6 +105,10 @@ std::vector<Tuning> make_table() {
                    "or vector-padded"),
       alternatives("kokkos.conv2d.bounds", "kokkos", {"none", "occ"}, "none",
                    "optimized conv2d on CUDA: launch bounds as cuda's kernel, or registers capped for occupancy"),
+      alternatives("kokkos.conv2d.tiled", "kokkos", {"block", "fit", "reserve"}, "block",
+                   "tiled conv2d on CUDA: cuda's tile and rows per lane in a team of a cuda block's shared memory "
+                   "(Kokkos' team-reduction space reused), the tile trimmed to that size beside Kokkos' space, or "
+                   "cuda's tile beside it"),
       // ---- every GPU backend's gemm arithmetic (docs/design/gpu-sgemm-tf32x3.md)
       choice("gemm.precision", "cuda, kokkos", {"fp32", "tf32x3"}, "fp32",
              "optimized float gemm: FP32 FMA, or tf32x3 (FP32-accurate, three TF32 tensor-core products; NVIDIA "

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "common/portable/conv2d_tiled_rows.hpp"
 #include "tilekit/backend.hpp"
 #include "tilekit/config.hpp"  // TILEKIT_HAS_SWEEPS: the measured alternatives are compiled too
 
@@ -263,7 +264,7 @@ struct ConvTiledChoice {
   int rows;
 };
 constexpr ConvTiledChoice conv2d_tiled_choice(int r, int elem_bytes, bool async_copy) {
-  return {async_copy && elem_bytes == 8 && r == 5 ? 16 : kConvTiledRowsPerThread};
+  return {portable::conv2d_tiled_gpu_rows(r, elem_bytes, async_copy)};  // shared with the kokkos backend
 }
 // conv2d optimized, the tuning gpu.conv2d.optimized (auto: kConvOptDefault on NVIDIA devices
 // with cp.async, tile elsewhere; every other value is a sweep value):

@@ -22,6 +22,7 @@
 
 #include "kokkos.hpp"
 #include "common/portable/conv2d_tiled.hpp"
+#include "common/portable/conv2d_tiled_rows.hpp"  // the cuda backend's rows per lane
 #include "host_packed.hpp"
 #include "tilekit/ops.hpp"
 
@@ -467,11 +468,16 @@ inline ConvBounds conv_bounds() {
   return tuning_choice<ConvBounds>("kokkos.conv2d.bounds", {{"none", ConvBounds::none}, {"occ", ConvBounds::occ}});
 }
 
+// The tiled kernel's compiled width on GPUs, and its usual rows per lane.
+constexpr int kTiledCols = 64, kTiledRows = 8;
+
 // The plan's detail: the launch, and which kernel with which options.
 struct ConvPlan : OpPlan {
   bool block = false;           // optimized: ConvBlock (else ConvTeam)
   ConvChoice choice{false, false, ConvWindow::vector};  // ... its load, filter and window
   bool bounds_occ = false;      // ... registers bounded (kokkos.conv2d.bounds=occ)
+  bool tiled_block = false;     // tiled: the team's tile from its block's shared memory start
+  int tiled_rows = kTiledRows;  // ... output rows per lane, down a column
   index_t naive_league = 0;     // naive: the team launch's league (0: MDRange)
 };
 
@@ -562,12 +568,42 @@ Launch plan_team(const Problem& p, const TileConfig& t) {
 }
 
 // The portable tiled kernel on GPUs: the cuda backend's shape (64-wide compiled tiles, 8 rows
-// per thread, about 256 threads a team); on hosts one team thread loops over a lane per output.
-constexpr int kTiledCols = 64, kTiledRows = 8;
-tile::Dim2 tiled_lanes(const TileConfig& t) {
+// per thread, about 256 threads a team); on hosts one team thread loops over a lane per output
+// (kTiledCols, kTiledRows above).
+
+// The tiled kernel's GPU team (the tuning kokkos.conv2d.tiled; Kokkos::Cuda reads it, other
+// spaces run `fit`; docs/design/kokkos-conv2d-tiled-tile.md):
+//   block    the cuda backend's tile and rows per lane, the team's tile in the block's shared
+//            memory from its start (tile::KokkosShared::block): a team takes the bytes of the
+//            same tile's CUDA block, so as many teams fit an SM under the same carveout.
+//   fit      Kokkos' own scratch (after its team-reduction space), the tile losing whole row
+//            groups until a team needs no more shared memory than the cuda block of cuda's tile.
+//   reserve  Kokkos' own scratch on cuda's tile (teams larger than cuda's blocks).
+enum class TiledTeam { block, fit, reserve };
+inline TiledTeam tiled_team() {
+  if (!exec_is_cuda()) return TiledTeam::fit;
+  return tuning_choice<TiledTeam>("kokkos.conv2d.tiled",
+                                  {{"block", TiledTeam::block}, {"fit", TiledTeam::fit}, {"reserve", TiledTeam::reserve}});
+}
+// Whether the device copies global to shared memory asynchronously (cp.async: sm_80+), as the
+// tile layer's loads then do.
+inline bool tiled_async_copy() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (exec_is_cuda()) return Exec().cuda_device_prop().major >= 8;
+#endif
+  return false;
+}
+// Output rows a lane computes down its column: on Kokkos::Cuda the cuda backend's rule for its
+// compiled 64-wide tile (portable::conv2d_tiled_gpu_rows: 16 for double R = 5, else 8), elsewhere 8.
+template <class T>
+int tiled_rows(int r, const TileConfig& t) {
+  if (exec_is_cuda() && t.cols == kTiledCols) return portable::conv2d_tiled_gpu_rows(r, int(sizeof(T)), tiled_async_copy());
+  return kTiledRows;
+}
+tile::Dim2 tiled_lanes(const TileConfig& t, int rows_per_lane) {
   if (!exec_on_gpu()) return {t.cols, t.rows};
   int by = std::max(1, std::min(t.rows, std::max(1, 256 / t.cols)));
-  if (t.cols == kTiledCols && t.rows % kTiledRows == 0) by = std::max(1, std::min(by, t.rows / kTiledRows));
+  if (t.cols == kTiledCols && t.rows % rows_per_lane == 0) by = std::max(1, std::min(by, t.rows / rows_per_lane));
   return {t.cols, by};
 }
 
@@ -589,15 +625,19 @@ ConvPlan plan(Variant v, const Problem& p, const TileConfig& t) {
     return pl;
   }
   if (v == Variant::tiled) {
-    const tile::Dim2 lanes = tiled_lanes(t);
+    pl.tiled_rows = tiled_rows<T>(int(p.k), t);
+    pl.tiled_block = exec_is_cuda() && tiled_team() == TiledTeam::block;
+    const tile::Dim2 lanes = tiled_lanes(t, pl.tiled_rows);
     l.league = tiles(p.m, t.rows) * tiles(p.n, t.cols);
     l.team = exec_on_gpu() ? lanes.count() : 1;
     l.scratch = portable::Conv2dTiled<T>::scratch_bytes(int(p.k), t.rows, t.cols);
-    l.kernel = std::string("tile layer: tile + halo in scratch, ") +
-               (exec_on_gpu() && t.cols == kTiledCols && p.k <= 9 && t.rows % kTiledRows == 0
-                    ? std::to_string(kTiledRows) + " outputs per thread down a column"
-                    : "one output per lane") +
-               ", filter in registers when R <= 9";
+    const bool coarse = exec_on_gpu() && t.cols == kTiledCols && p.k <= 9 && t.rows % pl.tiled_rows == 0;
+    l.kernel = std::string("tile layer: tile + halo in ") +
+               (pl.tiled_block ? "the block's shared memory from its start (Kokkos' team-reduction space reused)"
+                               : "scratch") +
+               ", " + (coarse ? std::to_string(pl.tiled_rows) + " outputs per thread down a column" : "one output per lane") +
+               (coarse && t.rows == 64 && lanes.y == portable::kGpuRowLanes ? ", 64x64 compiled" : "") +
+               ", filter in registers when R <= 9" + (tiled_async_copy() ? ", asynchronous loads" : "");
     return pl;
   }
   if (runs_block(t, int(p.k))) {
@@ -642,6 +682,12 @@ TileConfig auto_tile(Variant v, const Problem& p) {
     for (TileConfig t = {kBlockRows, kBlockCols, 0}; t.rows >= kBlockRowsPerThread; t.rows /= 2)
       if (runs_block(t, int(p.k)) && scratch_for<T>(v, t, int(p.k)) <= scratch_max()) return t;
   }
+  if (v == Variant::tiled && exec_is_cuda() && tiled_team() != TiledTeam::fit) {
+    // The cuda backend's tile, 64 x 64 (tile_choice), wherever a team can hold its window: its
+    // teams are sized as cuda's blocks (block) or larger by Kokkos' reserve (reserve).
+    const TileConfig t{kTiledCols, kTiledCols, 0};
+    if (scratch_for<T>(v, t, int(p.k)) <= scratch_max()) return t;
+  }
   int side = exec_on_gpu() ? 64 : 32;
   while (side > 4 && scratch_for<T>(v, {side, side, 0}, int(p.k)) > budget) side /= 2;
   if (v == Variant::tiled && exec_on_gpu() && side == kTiledCols) {
@@ -654,10 +700,11 @@ TileConfig auto_tile(Variant v, const Problem& p) {
     // So the tile loses whole row groups until a team needs no more than cuda's 64 x 64 block.
     const std::size_t cuda_block = portable::Conv2dTiled<T>::scratch_bytes(int(p.k), side, side);
     TileConfig t{side, side, 0};
+    const int step = tiled_rows<T>(int(p.k), t);
     auto team_bytes = [&](const TileConfig& c) {
-      return scratch_for<T>(v, c, int(p.k)) + sizeof(double) * std::size_t(tiled_lanes(c).count() + 2);
+      return scratch_for<T>(v, c, int(p.k)) + sizeof(double) * std::size_t(tiled_lanes(c, step).count() + 2);
     };
-    while (t.rows > kTiledRows && team_bytes(t) > cuda_block) t.rows -= kTiledRows;
+    while (t.rows > step && team_bytes(t) > cuda_block) t.rows -= step;
     return t;
   }
   return {side, side, 0};
@@ -698,7 +745,9 @@ tilekit::Plan plan_call(Variant v, const Problem& p, const TileConfig& requested
     const std::size_t reserved = scratch_for<T>(checked, requested, int(p.k)) - tile_scratch_bytes(p, requested);
     check_team_scratch(p, requested, reserved,
                        checked == Variant::optimized ? "alignment, whole strips of rows and the filter" : "alignment");
-    if (checked == Variant::tiled) check_tile_lanes(p, requested, tiled_lanes(requested).count(), "one per column, rows in steps");
+    if (checked == Variant::tiled)
+      check_tile_lanes(p, requested, tiled_lanes(requested, tiled_rows<T>(int(p.k), requested)).count(),
+                       "one per column, rows in steps");
     out.tile = v == Variant::naive ? TileConfig{} : TileConfig{requested.rows, requested.cols, 0};
   }
   out.detail = std::shared_ptr<const OpPlan>(std::make_shared<const ConvPlan>(plan<T>(v, p, out.tile)));
@@ -716,9 +765,22 @@ void conv2d(const Plan& plan, const Conv2dArgs<T>& args) {
   const TileConfig& t = plan.tile;
   if (plan.variant == Variant::naive) return conv2d_naive(args, pl.naive_league);
   if (pl.host) return host_path::conv2d(args, t);
-  if (plan.variant == Variant::tiled)
-    return portable::conv2d_tiled<exec_on_gpu()>(args, t, tiled_lanes(t), kTiledRows,
-                                                 [](const tile::Shape& sh, const auto& k) { tile::run_kokkos(sh, k); });
+  if (plan.variant == Variant::tiled) {
+    const tile::Dim2 lanes = tiled_lanes(t, pl.tiled_rows);
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (exec_is_cuda()) {
+      if (pl.tiled_block)
+        return portable::conv2d_tiled<true>(args, t, lanes, pl.tiled_rows, [](const tile::Shape& sh, const auto& k) {
+          tile::run_kokkos<tile::KokkosShared::block>(sh, k);
+        });
+      // Kokkos' own scratch layout (kokkos.conv2d.tiled=fit|reserve): sweep builds only.
+      if constexpr (!kSweeps) throw Error("kokkos conv2d: the plan names a tiled kernel this build does not have");
+    }
+#endif
+    if constexpr (!exec_is_cuda() || kSweeps)
+      return portable::conv2d_tiled<exec_on_gpu()>(args, t, lanes, pl.tiled_rows,
+                                                   [](const tile::Shape& sh, const auto& k) { tile::run_kokkos(sh, k); });
+  }
   if (pl.block) return launch_block<T>(args, t, pl);
   const Launch& l = pl.launch;
   TeamPolicy policy(l.league, l.team);

@@ -58,6 +58,21 @@ inline std::size_t kokkos_scratch_request(std::size_t bytes) {
   return bytes + kScratchAlign <= most ? bytes + kScratchAlign : bytes;
 }
 
+// KokkosShared::block (Kokkos::Cuda): Kokkos' CUDA ParallelFor of a TeamPolicy puts
+// sizeof(double) * (team size + 2) bytes for its team reductions, broadcasts and scans at the
+// start of every block's dynamic shared memory, and the team's scratch after them. A tile
+// kernel uses none of those, so it takes the block's shared memory from its start and asks
+// Kokkos for that much less scratch: the block then needs no more shared memory than the same
+// tile's CUDA block, and as many of them fit an SM under the same carveout. The team checks
+// on the device that Kokkos' scratch does end where the tile's does (else it aborts).
+KOKKOS_INLINE_FUNCTION constexpr std::size_t kokkos_cuda_team_reserve(int team_size) {
+  return sizeof(double) * std::size_t(team_size + 2);
+}
+KOKKOS_INLINE_FUNCTION constexpr std::size_t kokkos_block_request(std::size_t bytes, int team_size) {
+  const std::size_t reserve = kokkos_cuda_team_reserve(team_size);
+  return bytes > reserve ? bytes - reserve : 0;
+}
+
 // Host spaces: the host executor's tile over the team's scratch.
 template <class K>
 struct KokkosHostTiles {
@@ -72,14 +87,22 @@ struct KokkosHostTiles {
 
 }  // namespace detail
 
+// Where a GPU team's scratch lies in its block's shared memory: where Kokkos' team scratch puts
+// it (every space), or from the block's start, over Kokkos' team-reduction space (block:
+// Kokkos::Cuda only, for kernels that use no Kokkos team collective; see
+// detail::kokkos_block_request).
+enum class KokkosShared { scratch, block };
+
 #if defined(__CUDACC__) || defined(__HIPCC__)
 // GPU spaces: one lane per team thread; kLx x kLy lanes when the kernel fixes them (kLanes).
-template <int kLx = 0, int kLy = 0>
+// kWholeBlock (KokkosShared::block): the team owns its block's shared memory from the start, and
+// its barrier is the block's (a team of lanes is a whole block: vector length 1).
+template <int kLx = 0, int kLy = 0, bool kWholeBlock = false>
 class KokkosGpuTile {
  public:
   KOKKOS_INLINE_FUNCTION KokkosGpuTile(const detail::KokkosMember& m, const Shape& s)
       : m_(m),
-        smem_(aligned_base(detail::kokkos_scratch(m, s.scratch_bytes))),
+        smem_(kWholeBlock ? block_base(m, s.scratch_bytes) : aligned_base(detail::kokkos_scratch(m, s.scratch_bytes))),
         cap_(s.scratch_bytes),
         tx_(index_t(m.league_rank()) % s.tiles_x),
         ty_(index_t(m.league_rank()) / s.tiles_x),
@@ -116,9 +139,16 @@ class KokkosGpuTile {
       for (int c = lane_.x; c < cols; c += lanes().x) f(r, c);
   }
   // Loads are asynchronous copies on GPUs that have them: wait for this thread's first.
+  // kWholeBlock: __syncthreads() itself, not Kokkos' team_barrier(), which tests blockDim.z at
+  // every call and branches around the barrier (docs/design/kokkos-block-barrier.md).
   KOKKOS_INLINE_FUNCTION void barrier() const {
     KOKKOS_IF_ON_DEVICE((detail::copy_async_wait_all();))
-    m_.team_barrier();
+    if constexpr (kWholeBlock) {
+      KOKKOS_IF_ON_DEVICE((__syncthreads();))
+      KOKKOS_IF_ON_HOST((m_.team_barrier();))
+    } else {
+      m_.team_barrier();
+    }
   }
 
   // Constants in constant memory, as on the GPU executor (run_kokkos copies them there on
@@ -210,6 +240,20 @@ class KokkosGpuTile {
     ))
     return p;
   }
+  // KokkosShared::block: the block's shared memory from its start, after checking that Kokkos'
+  // team scratch (asked for kokkos_block_request(bytes) bytes) ends at or beyond `bytes`.
+  KOKKOS_INLINE_FUNCTION static unsigned char* block_base(const detail::KokkosMember& m, std::size_t bytes) {
+    KOKKOS_IF_ON_DEVICE((
+      extern __shared__ __align__(16) unsigned char tilekit_tile_kokkos_smem[];
+      const std::size_t request = detail::kokkos_block_request(bytes, m.team_size());
+      auto* p = static_cast<unsigned char*>(m.team_scratch(0).get_shmem(request));
+      if (!p || p + request < tilekit_tile_kokkos_smem + bytes)
+        Kokkos::abort("tilekit tile kernel: Kokkos' team scratch does not follow its team-reduction space "
+                      "(KokkosShared::block)");
+      return tilekit_tile_kokkos_smem;
+    ))
+    return nullptr;
+  }
   const detail::KokkosMember& m_;
   unsigned char* smem_;
   std::size_t used_ = 0, cap_;
@@ -226,12 +270,12 @@ namespace detail {
 // tiled gemm: 38 instead of 32, so one 1024-lane team an SM instead of two, 1.47x the time).
 template <class K>
 using KokkosGpuPolicy = Kokkos::TeamPolicy<KokkosExec, Kokkos::LaunchBounds<MaxLanes<K>::value, MinTiles<K>::value>>;
-template <class K>
+template <class K, KokkosShared kShared = KokkosShared::scratch>
 struct KokkosGpuTiles {
   K kernel;
   Shape s;
   KOKKOS_INLINE_FUNCTION void operator()(const KokkosMember& m) const {
-    KokkosGpuTile<FixedLanes<K>::value.x, FixedLanes<K>::value.y> tile(m, s);
+    KokkosGpuTile<FixedLanes<K>::value.x, FixedLanes<K>::value.y, kShared == KokkosShared::block> tile(m, s);
     kernel(tile);
   }
 };
@@ -240,7 +284,8 @@ struct KokkosGpuTiles {
 
 // Launches every tile of s as a team of Kokkos' default execution space (asynchronously on GPU
 // spaces, like every Kokkos kernel; the next kernel in that space sees its results).
-template <class K>
+// kShared = block: see KokkosShared (Kokkos::Cuda; host spaces ignore it).
+template <KokkosShared kShared = KokkosShared::scratch, class K>
 void run_kokkos(const Shape& s, const K& kernel) {
   detail::check_fixed_lanes<K>(s);
   if (s.tiles() == 0) return;
@@ -252,10 +297,19 @@ void run_kokkos(const Shape& s, const K& kernel) {
 #if defined(__CUDACC__) || defined(__HIPCC__)
     // The most lanes a team of this kernel may have, asked before a policy of that team size is
     // made (Kokkos throws from the constructor past its limit).
-    const detail::KokkosGpuTiles<K> f{kernel, s};
+#if defined(KOKKOS_ENABLE_CUDA)
+    constexpr KokkosShared kMode = kShared;
+#else
+    static_assert(kShared == KokkosShared::scratch, "KokkosShared::block is Kokkos::Cuda's layout");
+    constexpr KokkosShared kMode = KokkosShared::scratch;
+#endif
+    const detail::KokkosGpuTiles<K, kMode> f{kernel, s};
+    const std::size_t request = kMode == KokkosShared::block
+                                    ? detail::kokkos_block_request(s.scratch_bytes, s.lanes.count())
+                                    : detail::kokkos_scratch_request(s.scratch_bytes);
     using Policy = detail::KokkosGpuPolicy<K>;
     Policy probe(1, 1);
-    probe.set_scratch_size(0, Kokkos::PerTeam(detail::kokkos_scratch_request(s.scratch_bytes)));
+    probe.set_scratch_size(0, Kokkos::PerTeam(request));
     const int most = probe.team_size_max(f, Kokkos::ParallelForTag());
     if (s.lanes.count() > most)
       throw Error(std::string("tile kernel '") + s.name + "' is launched with " + std::to_string(s.lanes.count()) +
@@ -267,7 +321,7 @@ void run_kokkos(const Shape& s, const K& kernel) {
     detail::gpu_copy_constants(s, detail::KokkosExec().hip_stream());
 #endif
     Policy policy(int(s.tiles()), s.lanes.count());
-    policy.set_scratch_size(0, Kokkos::PerTeam(detail::kokkos_scratch_request(s.scratch_bytes)));
+    policy.set_scratch_size(0, Kokkos::PerTeam(request));
     Kokkos::parallel_for(label, policy, f);
 #endif
   } else {
