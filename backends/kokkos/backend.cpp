@@ -111,6 +111,13 @@ double kokkos_fma_gflops(std::int64_t items, int iters) {
   return 2.0 * 8.0 * double(iters) * double(items) / s * 1e-9;
 }
 
+std::size_t smem_per_sm() {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (exec_is_cuda()) return Exec().cuda_device_prop().sharedMemPerMultiprocessor;
+#endif
+  return SIZE_MAX;
+}
+
 NaiveMode naive_mode(NaiveMode fallback) {
   if (!exec_on_gpu()) return NaiveMode::mdrange;
   return tuning_choice<NaiveMode>("kokkos.naive.launch",

@@ -685,8 +685,14 @@ TileConfig auto_tile(Variant v, const Problem& p) {
   if (v == Variant::tiled && exec_is_cuda() && tiled_team() != TiledTeam::fit) {
     // The cuda backend's tile, 64 x 64 (tile_choice), wherever a team can hold its window: its
     // teams are sized as cuda's blocks (block) or larger by Kokkos' reserve (reserve).
+    // Kokkos sizes a team only where as many of them as the kernel's launch bounds ask for fit an SM's
+    // shared memory together (double R = 7: six 40 KB windows do not; it would refuse the 256-lane
+    // team): elsewhere the fit rule below.
     const TileConfig t{kTiledCols, kTiledCols, 0};
-    if (scratch_for<T>(v, t, int(p.k)) <= scratch_max()) return t;
+    const std::size_t bytes = scratch_for<T>(v, t, int(p.k));
+    const int tiles_per_sm = portable::conv2d_tiled_gpu_min_tiles(tiled_rows<T>(int(p.k), t), int(sizeof(T)));
+    if (bytes <= scratch_max() && std::size_t(tiles_per_sm) * (bytes + kSmemReservedPerBlock) <= smem_per_sm())
+      return t;
   }
   int side = exec_on_gpu() ? 64 : 32;
   while (side > 4 && scratch_for<T>(v, {side, side, 0}, int(p.k)) > budget) side /= 2;

@@ -78,6 +78,10 @@ KOKKOS_INLINE_FUNCTION constexpr bool exec_is_cuda() {
 
 // Level-0 scratch one team may use, as the execution space reports it.
 inline std::size_t scratch_max() { return std::size_t(TeamPolicy::scratch_size_max(0)); }
+// The shared memory an SM gives its blocks (Kokkos::Cuda; elsewhere no limit is known: SIZE_MAX),
+// and what CUDA keeps of it for every resident block.
+std::size_t smem_per_sm();
+inline constexpr std::size_t kSmemReservedPerBlock = 1024;
 
 // Scratch arrays are carved out of one block, each starting on a 16-byte boundary so that
 // 16-byte vector loads are legal on every space; a team asks for the arrays plus 16 bytes

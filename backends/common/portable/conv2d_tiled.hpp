@@ -12,6 +12,8 @@
 // reads for kRows R^2 FMAs: 7.5 per output instead of 25 at R = 5 and 8 rows).
 #pragma once
 
+#include "conv2d_tiled_rows.hpp"
+
 #include "tilekit/tile.hpp"
 #include "tilekit/types.hpp"
 
@@ -39,7 +41,7 @@ struct Conv2dTiled {
   // occupancy brings; 32 registers hold float's 8 rows without spills, as in the hand-written
   // kernel, double's spill at R >= 7).
   static constexpr int kMaxLanes = kCols > 0 ? 256 : 1024;
-  static constexpr int kMinTilesPerSM = kCols > 0 ? (kRows > 8 ? 4 : sizeof(T) == 4 ? 8 : 6) : 1;
+  static constexpr int kMinTilesPerSM = kCols > 0 ? conv2d_tiled_gpu_min_tiles(kRows, int(sizeof(T))) : 1;
   static constexpr tile::Dim2 kLanes = kLy > 0 ? tile::Dim2{kCols, kLy} : tile::Dim2{0, 0};
 
   static std::size_t scratch_bytes(int r, int rows, int cols) {

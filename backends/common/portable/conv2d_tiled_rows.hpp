@@ -13,4 +13,10 @@ constexpr int conv2d_tiled_gpu_rows(int r, int elem_bytes, bool async_copy) {
   return async_copy && elem_bytes == 8 && r == 5 ? 16 : kConv2dTiledGpuRows;
 }
 
+// The tiles an SM the compiled 64-wide kernel's registers are bounded for (its launch bounds, with
+// 256 lanes): 8 in float, 6 in double, 4 where a lane computes more than 8 rows.
+constexpr int conv2d_tiled_gpu_min_tiles(int rows_per_lane, int elem_bytes) {
+  return rows_per_lane > 8 ? 4 : elem_bytes == 4 ? 8 : 6;
+}
+
 }  // namespace tilekit::portable
