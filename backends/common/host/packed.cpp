@@ -178,7 +178,7 @@ std::string conv2d_packed_kernel(DType t, index_t r) {
   const std::size_t bc = simd::conv2d_block_cols(t, r);
   if (r == 3 || r == 5 || r == 7)
     return fmt::format("{} strips of {} columns sliding down the tile in bands of {} rows, {} rows of accumulators; "
-                       "the next tile prefetched, streaming stores for outputs the caches cannot keep",
+                       "the next tile prefetched, outputs beyond the caches streamed where strips are whole lines",
                        simd::target_name(), bc, 4 * r, r);
   return fmt::format("{} register blocks of 4 rows x {} columns", simd::target_name(), bc);
 }
