@@ -196,6 +196,16 @@ TEST_P(Conformance, Conv2dTallVectorShapes) {
                          {{300, 256, 5}, {517, 132, 3, 4, 4}, {1000, 64, 7}, {96, 200, 9, 0, 4}, {33, 8, 1}, {520, 12, 5}});
 }
 
+// Outputs of 3.6-8 MiB: where the host's optimized conv2d streams them past the caches (Intel
+// CPUs: outputs beyond a core's L2) and fetches the next tile while computing one; vector-aligned
+// output rows (ld_out a multiple of 16), widths ending inside a strip, ld_in > cols, and an image
+// wider than one tile.
+TEST_P(Conformance, Conv2dStreamedSizes) {
+  TILEKIT_BODY
+  TILEKIT_DISPATCH_DTYPE(P, conv_cases, *be_, v(),
+                         {{1031, 1024, 5}, {1000, 1000, 5, 3, 24}, {900, 1040, 3, 1, 0}, {700, 1536, 7}, {200, 4500, 5}});
+}
+
 TEST_P(Conformance, Conv2dSmallExplicitTiles) {
   TILEKIT_BODY
   // The host's optimized kernels on tiles much smaller than the automatic ones: tiles shorter

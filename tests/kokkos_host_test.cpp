@@ -45,7 +45,13 @@ TEST(kokkos_host, OptimizedPlansAreTheHostKernels) {
     if (!be.openmp || !be.openmp->available()) continue;
     EXPECT_EQ(pg.tile.str(), plan(*be.openmp, Variant::optimized, g).tile.str());
     EXPECT_EQ(pt.tile.str(), plan(*be.openmp, Variant::optimized, tr).tile.str());
-    EXPECT_EQ(pc.tile.str(), plan(*be.openmp, Variant::optimized, cv).tile.str());
+    // The conv2d strips' row bands are evened out over the backend's threads (Kokkos' Serial
+    // space has one): the same tile where the thread counts agree, the same width always.
+    const TileConfig oc = plan(*be.openmp, Variant::optimized, cv).tile;
+    if (be.kokkos->info().compute_units == be.openmp->info().compute_units)
+      EXPECT_EQ(pc.tile.str(), oc.str());
+    else
+      EXPECT_EQ(pc.tile.cols, oc.cols);
   }
 }
 

@@ -17,6 +17,7 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -67,16 +68,43 @@ HWY_INLINE void ForPhases(std::index_sequence<S...>, F&& f) {
   (f(std::integral_constant<std::size_t, S>()), ...);
 }
 
+// Fetches the next tile's image rows into the L2, a few lines at every step of this one's work
+// (a step: one strip, one input row; AVX-512, R = 5, 2048^2: 4 lines a step), so that they arrive
+// while the FMAs run instead of while the next tile's copy waits for them.
+class NextTileFetch {
+ public:
+  NextTileFetch(const Conv2dTileOptions& o, std::size_t steps)
+      : row_(o.next), ld_(o.next_ld_bytes), lines_((o.next_row_bytes + 63) / 64), rows_(o.next ? o.next_rows : 0) {
+    const std::size_t total = lines_ * rows_;
+    per_step_ = steps ? (total + steps - 1) / steps : 0;
+  }
+  HWY_INLINE void Step() {
+    for (std::size_t i = 0; i < per_step_ && rows_; ++i) {
+      __builtin_prefetch(row_ + 64 * line_, 0, 2);  // prefetcht1: into the L2
+      if (++line_ == lines_) {
+        line_ = 0;
+        row_ += ld_;
+        --rows_;
+      }
+    }
+  }
+
+ private:
+  const char* row_;
+  std::size_t ld_, lines_, rows_, line_ = 0, per_step_ = 0;
+};
+
 // Output rows [0, th) x columns [0, tw) of `out` from `tile` (row 0 = input row of output row 0
 // minus R/2, zero-padded to whole strips plus the halo). `state`: R x CV vectors for every strip
-// of the tile.
+// of the tile. `stream`: `out` and `ldo` keep every whole strip's rows on whole, aligned lines.
 template <std::size_t R, class T>
 HWY_NOINLINE void ConvSlide(const T* tile, std::size_t ld, const T* filter, T* out, std::size_t ldo, std::size_t th,
-                            std::size_t tw, T* HWY_RESTRICT state) {
+                            std::size_t tw, T* HWY_RESTRICT state, bool stream, const Conv2dTileOptions& opt) {
   const hn::ScalableTag<T> d;
   using V = hn::Vec<decltype(d)>;
   constexpr std::size_t CV = SlideVecs<R>(), L = HWY_LANES(T), BC = CV * L;
   const std::size_t rows = th + R - 1;
+  NextTileFetch fetch(opt, (tw + BC - 1) / BC * rows);
   for (std::size_t y0 = 0; y0 < rows; y0 += BandRows<R>()) {
     const std::size_t y1 = std::min(rows, y0 + BandRows<R>());
     for (std::size_t j = 0; j < tw; j += BC) {
@@ -101,9 +129,12 @@ HWY_NOINLINE void ConvSlide(const T* tile, std::size_t ld, const T* filter, T* o
             for (std::size_t cv = 0; cv < CV; ++cv) acc[(k + S) % R][cv] = hn::MulAdd(f, x[cv], acc[(k + S) % R][cv]);
           }
         }
+        fetch.Step();
         if (y + 1 >= R) {  // output row y - (R - 1), in acc[S], has all R^2 taps
           T* o = out + (y + 1 - R) * ldo + j;
-          if (whole) {
+          if (whole && stream) {
+            for (std::size_t cv = 0; cv < CV; ++cv) hn::Stream(acc[S][cv], d, o + cv * L);
+          } else if (whole) {
             for (std::size_t cv = 0; cv < CV; ++cv) hn::StoreU(acc[S][cv], d, o + cv * L);
           } else {  // the tile's last, partial strip: only tw - j columns are outputs
             HWY_ALIGN T spill[BC];
@@ -168,13 +199,20 @@ HWY_INLINE void ConvRows(const T* tile, std::size_t ld, const T* filter, std::si
 
 template <class T>
 void ConvTileT(const Conv2dArgs<T>& a, const T* tile, index_t tile_ld, index_t i0, index_t j0, index_t th,
-               index_t tw, T* state) {
+               index_t tw, T* state, const Conv2dTileOptions& opt) {
   const std::size_t ld = std::size_t(tile_ld), r = std::size_t(a.r), ldo = std::size_t(a.ld_out);
   T* out = a.out + i0 * a.ld_out + j0;
+  // Streaming only whole lines: a strip whose rows end mid-line would leave the line's other part
+  // to the next strip, a band's height of rows later, after the write-combining buffer has gone
+  // (a partial-line write to memory).
+  constexpr std::size_t kLine = 64;
+  const bool stream = opt.stream && BlockCols<T>(r) * sizeof(T) % kLine == 0 &&
+                      (reinterpret_cast<std::uintptr_t>(out) | ldo * sizeof(T)) % kLine == 0;
+  const std::size_t h = std::size_t(th), w = std::size_t(tw);
   switch (r) {
-    case 3: return ConvSlide<3>(tile, ld, a.filter, out, ldo, std::size_t(th), std::size_t(tw), state);
-    case 5: return ConvSlide<5>(tile, ld, a.filter, out, ldo, std::size_t(th), std::size_t(tw), state);
-    case 7: return ConvSlide<7>(tile, ld, a.filter, out, ldo, std::size_t(th), std::size_t(tw), state);
+    case 3: return ConvSlide<3>(tile, ld, a.filter, out, ldo, h, w, state, stream, opt);
+    case 5: return ConvSlide<5>(tile, ld, a.filter, out, ldo, h, w, state, stream, opt);
+    case 7: return ConvSlide<7>(tile, ld, a.filter, out, ldo, h, w, state, stream, opt);
     default: break;
   }
   std::size_t i = 0;
@@ -185,12 +223,12 @@ void ConvTileT(const Conv2dArgs<T>& a, const T* tile, index_t tile_ld, index_t i
 }
 
 void ConvTileF32(const Conv2dArgs<float>& a, const float* tile, index_t ld, index_t i0, index_t j0, index_t th,
-                 index_t tw, float* state) {
-  ConvTileT<float>(a, tile, ld, i0, j0, th, tw, state);
+                 index_t tw, float* state, const Conv2dTileOptions& opt) {
+  ConvTileT<float>(a, tile, ld, i0, j0, th, tw, state, opt);
 }
 void ConvTileF64(const Conv2dArgs<double>& a, const double* tile, index_t ld, index_t i0, index_t j0, index_t th,
-                 index_t tw, double* state) {
-  ConvTileT<double>(a, tile, ld, i0, j0, th, tw, state);
+                 index_t tw, double* state, const Conv2dTileOptions& opt) {
+  ConvTileT<double>(a, tile, ld, i0, j0, th, tw, state, opt);
 }
 std::size_t ConvBlockCols(DType t, std::size_t r) {
   return t == DType::f32 ? BlockCols<float>(r) : BlockCols<double>(r);
@@ -211,12 +249,12 @@ std::size_t conv2d_block_cols(DType t, index_t r) {
   return HWY_DYNAMIC_DISPATCH(ConvBlockCols)(t, std::size_t(std::max<index_t>(r, 0)));
 }
 void conv2d_tile(const Conv2dArgs<float>& a, const float* tile, index_t ld, index_t i0, index_t j0, index_t th,
-                 index_t tw, float* state) {
-  HWY_DYNAMIC_DISPATCH(ConvTileF32)(a, tile, ld, i0, j0, th, tw, state);
+                 index_t tw, float* state, const Conv2dTileOptions& opt) {
+  HWY_DYNAMIC_DISPATCH(ConvTileF32)(a, tile, ld, i0, j0, th, tw, state, opt);
 }
 void conv2d_tile(const Conv2dArgs<double>& a, const double* tile, index_t ld, index_t i0, index_t j0, index_t th,
-                 index_t tw, double* state) {
-  HWY_DYNAMIC_DISPATCH(ConvTileF64)(a, tile, ld, i0, j0, th, tw, state);
+                 index_t tw, double* state, const Conv2dTileOptions& opt) {
+  HWY_DYNAMIC_DISPATCH(ConvTileF64)(a, tile, ld, i0, j0, th, tw, state, opt);
 }
 
 }  // namespace tilekit::host::simd

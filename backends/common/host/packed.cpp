@@ -2,6 +2,7 @@
 #include "common/host/packed.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -77,14 +78,32 @@ bool transpose_packed_streams(std::size_t out_bytes, std::size_t l3_bytes) {
 TileConfig conv2d_packed_tile(const DeviceInfo& info, const Problem& p) {
   const std::size_t e = size_of(p.dtype), bc = simd::conv2d_block_cols(p.dtype, p.k);
   const std::size_t halo = std::size_t(std::max<index_t>(p.k - 1, 0));
-  // Width: one register block's input rows (4 outputs + halo) across the tile in half the L1,
-  // so the input rows a block of output rows shares with the next are still there.
-  std::size_t cols = info.l1_bytes / 2 / ((4 + halo) * e) / bc * bc;
+  std::size_t cols;
+  if (p.k == 3 || p.k == 5 || p.k == 7) {
+    // The sliding strips need only a band's rows in the L1 and the tile in the L2: the whole
+    // image width, so the tile's rows are whole image rows (one copy a row, no column halo
+    // copied twice), as long as the L2 quarter still holds two bands of rows (8R + halo).
+    const std::size_t w = (std::size_t(std::max<index_t>(p.n, 1)) + bc - 1) / bc * bc;
+    cols = std::min(w, info.l2_bytes / 4 / ((8 * std::size_t(p.k) + halo) * e) / bc * bc);
+  } else {
+    // Width: one register block's input rows (4 outputs + halo) across the tile in half the L1,
+    // so the input rows a block of output rows shares with the next are still there.
+    cols = info.l1_bytes / 2 / ((4 + halo) * e) / bc * bc;
+  }
   cols = std::max(cols, bc);
   // Height: the whole halo-padded tile in a quarter of the L2; tall tiles amortize the halo.
   const std::size_t tile_row = (cols + halo) * e;
   std::size_t rows = info.l2_bytes / 4 / tile_row;
   rows = rows > halo + 4 ? (rows - halo) / 4 * 4 : 4;
+  if (p.k == 3 || p.k == 5 || p.k == 7) {
+    // Whole-width tiles are row bands of the image, split statically across the threads: as many
+    // bands as a multiple of the threads, of nearly equal heights (the strips take any height).
+    const std::size_t h = std::size_t(std::max<index_t>(p.m, 1)), threads = std::size_t(std::max(info.compute_units, 1));
+    const std::size_t across = (std::size_t(std::max<index_t>(p.n, 1)) + cols - 1) / cols;
+    std::size_t bands = (h + rows - 1) / rows;
+    if (across == 1) bands = (bands + threads - 1) / threads * threads;
+    rows = std::max<std::size_t>((h + bands - 1) / bands, 1);
+  }
   return {int(rows), int(cols), 0};
 }
 
@@ -124,7 +143,25 @@ void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t
     std::memcpy(dst + x_lo, a.in + gy * a.ld_in + (j0 + x_lo - half), std::size_t(x_hi - x_lo) * sizeof(T));
     std::fill(dst + x_hi, dst + width, T(0));
   }
-  simd::conv2d_tile(a, tile, ld, i0, j0, th, tw, tile + (t.rows + a.r - 1) * ld);
+  simd::Conv2dTileOptions opt;
+  static const std::size_t l3 = detect_caches().l3;
+  opt.stream = transpose_packed_streams(std::size_t(a.h) * std::size_t(a.ld_out) * sizeof(T), l3);
+  // The tile this thread copies next: both drivers hand a thread consecutive tiles, row by row.
+  const index_t tiles_c = ceil_div(a.w, index_t(t.cols)), next = bi * tiles_c + bj + 1;
+  if (next < ceil_div(a.h, index_t(t.rows)) * tiles_c) {
+    const index_t ni0 = next / tiles_c * t.rows, nj0 = next % tiles_c * t.cols;
+    const index_t y_lo = std::max<index_t>(0, ni0 - half), y_hi = std::min<index_t>(a.h, ni0 + t.rows + half);
+    const index_t x_lo_n = std::max<index_t>(0, nj0 - half), x_hi_n = std::min<index_t>(a.w, nj0 + t.cols + half);
+    // From the line holding the first element, so that the last partial line is counted too.
+    const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(a.in + y_lo * a.ld_in + x_lo_n);
+    const std::size_t skew = first % 64;
+    opt.next = reinterpret_cast<const char*>(first - skew);
+    opt.next_ld_bytes = std::size_t(a.ld_in) * sizeof(T);
+    opt.next_row_bytes = std::size_t(x_hi_n - x_lo_n) * sizeof(T) + skew;
+    opt.next_rows = std::size_t(y_hi - y_lo);
+  }
+  simd::conv2d_tile(a, tile, ld, i0, j0, th, tw, tile + (t.rows + a.r - 1) * ld, opt);
+  if (opt.stream) simd::stream_fence();
 }
 
 std::string gemm_packed_kernel(DType t) {
@@ -140,7 +177,8 @@ std::string conv2d_packed_kernel(DType t, index_t r) {
                                 simd::target_name());
   const std::size_t bc = simd::conv2d_block_cols(t, r);
   if (r == 3 || r == 5 || r == 7)
-    return fmt::format("{} strips of {} columns sliding down the tile in bands of {} rows, {} rows of accumulators",
+    return fmt::format("{} strips of {} columns sliding down the tile in bands of {} rows, {} rows of accumulators; "
+                       "the next tile prefetched, outputs beyond the caches streamed where strips are whole lines",
                        simd::target_name(), bc, 4 * r, r);
   return fmt::format("{} register blocks of 4 rows x {} columns", simd::target_name(), bc);
 }

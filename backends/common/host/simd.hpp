@@ -85,10 +85,21 @@ std::size_t conv2d_block_cols(DType t, index_t r);
 // rows i0 - R/2 ... and columns j0 - R/2 ... with zeros outside the image, stored with row stride
 // `tile_ld` and at least round_up(tw, conv2d_block_cols) + R - 1 valid columns per row. `state`:
 // scratch of round_up(tw, conv2d_block_cols) * R elements.
+struct Conv2dTileOptions {
+  // Non-temporal stores of the output (where a strip's rows are whole, aligned lines): for outputs
+  // far beyond the caches, saves the read of every output line a normal store's write-allocate
+  // costs. The caller orders them (stream_fence) before the output is read.
+  bool stream = false;
+  // Lines to fetch into the L2 while the tile is computed, spread over its work: the image rows of
+  // the tile the thread copies next (rows of row_bytes, ld_bytes apart), so that copy is not a
+  // wait on memory between two tiles' arithmetic.
+  const char* next = nullptr;
+  std::size_t next_ld_bytes = 0, next_row_bytes = 0, next_rows = 0;
+};
 void conv2d_tile(const Conv2dArgs<float>& a, const float* tile, index_t tile_ld, index_t i0, index_t j0, index_t th,
-                 index_t tw, float* state);
+                 index_t tw, float* state, const Conv2dTileOptions& opt);
 void conv2d_tile(const Conv2dArgs<double>& a, const double* tile, index_t tile_ld, index_t i0, index_t j0, index_t th,
-                 index_t tw, double* state);
+                 index_t tw, double* state, const Conv2dTileOptions& opt);
 
 // ---- roofline (ceilings_simd.cpp): fma_chain_count() independent chains of `iters` vector
 // FMAs on the calling thread; returns the FLOPs done.
