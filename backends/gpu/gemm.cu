@@ -49,7 +49,12 @@ const void* optimized_kernel(const TileConfig& t) {
 // The DMMA instantiations (tile_choice.hpp: dmma_warps_m/n, dmma_stages, dmma_min_blocks and
 // compiled_tiles list the same).
 template <bool kWide>
-const void* dmma_kernel_shape(const TileConfig& t) {
+const void* dmma_kernel_shape(const LaunchPlan& pl) {
+  const TileConfig& t = pl.tile;
+#ifdef TILEKIT_HAS_SWEEPS
+  if (t.rows == 128 && t.cols == 128 && pl.dmma_stages == 3)
+    return reinterpret_cast<const void*>(&gemm_dmma_kernel<128, 128, 2, 4, kWide, 3>);
+#endif
   if (t.rows == 128 && t.cols == 128)
     return reinterpret_cast<const void*>(&gemm_dmma_kernel<128, 128, 2, 4, kWide, dmma_stages(128, 128)>);
   if (t.rows == 128 && t.cols == 64)
@@ -58,9 +63,9 @@ const void* dmma_kernel_shape(const TileConfig& t) {
       &gemm_dmma_kernel<64, 64, 2, 2, kWide, dmma_stages(64, 64), dmma_min_blocks(64, 64)>);
 }
 const void* dmma_kernel(const LaunchPlan& pl) {
-  if (pl.dmma == 16816) return dmma_kernel_shape<true>(pl.tile);
+  if (pl.dmma == 16816) return dmma_kernel_shape<true>(pl);
 #if TILEKIT_GPU_PRE_SM90_KERNELS
-  return dmma_kernel_shape<false>(pl.tile);  // m8n8k4: sm_80's default
+  return dmma_kernel_shape<false>(pl);  // m8n8k4: sm_80's default
 #else
   return nullptr;
 #endif

@@ -415,10 +415,12 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                       "sm_80 or later, cuda backend), which " + (d.name.empty() ? std::string("the device") : d.name) +
                       " lacks" + (d.fp64_mma ? std::string(" under cuda.dgemm.mma=off") : std::string()) +
                       "; its SIMT tiles are 8 deep");
-        pl.smem_bytes = dmma_smem_bytes(t.rows, t.cols);
+        pl.dmma_stages = dmma_stages(t.rows, t.cols);
+        if (t.rows == 128 && t.cols == 128 && tuning("cuda.dgemm.wide") == "stages3") pl.dmma_stages = 3;
+        pl.smem_bytes = dmma_smem_bytes(t.rows, t.cols) / std::size_t(dmma_stages(t.rows, t.cols)) * std::size_t(pl.dmma_stages);
         if (pl.smem_bytes > optin_limit(d))
           throw Error("gemm optimized tile " + t.str() + " needs " + std::to_string(pl.smem_bytes) + " bytes of shared memory (" +
-                      std::to_string(dmma_stages(t.rows, t.cols)) + " stages, padded rows), but " + where(d) + " offers " +
+                      std::to_string(pl.dmma_stages) + " stages, padded rows), but " + where(d) + " offers " +
                       std::to_string(optin_limit(d)) + " bytes");
         const int wm = dmma_warps_m(t.rows, t.cols), wn = dmma_warps_n(t.rows, t.cols);
         pl.tile = t;
@@ -430,7 +432,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         pl.kernel = std::string("gemm_dmma<double; FP64 tensor cores, mma.sync ") +
                     (shape == 16816 ? "m16n8k16" : "m8n8k4") + ", " + std::to_string(wm) + "x" + std::to_string(wn) +
                     " warps of " + std::to_string(t.rows / wm) + "x" + std::to_string(t.cols / wn) + ", " +
-                    std::to_string(dmma_stages(t.rows, t.cols)) + " cp.async stages" +
+                    std::to_string(pl.dmma_stages) + " cp.async stages" +
                     (dmma_min_blocks(t.rows, t.cols) > 1
                          ? ", registers for " + std::to_string(dmma_min_blocks(t.rows, t.cols)) + " blocks an SM"
                          : std::string()) + ">";

@@ -100,6 +100,7 @@ struct LaunchPlan {
   bool async_copy = false;         // the device's DeviceProps::async_copy (kernels that can use it)
   int dmma = 0;                    // double gemm optimized on the tensor cores: 884 (mma.sync m8n8k4),
                                    // 16816 (m16n8k16, sm_90); 0: the SIMT kernel
+  int dmma_stages = 0;             // ... its shared stages (dmma_stages; the sweep value cuda.dgemm.wide=stages3)
   int sgemm = 0;                   // float gemm optimized: index into kSgemmVariants (0: gemm.cuh's kernel)
   int tf32x3 = 0;                  // float gemm optimized under gemm.precision=tf32x3: 1 + index into
                                    // kTf32x3Shapes (0: not the 3xTF32 kernel)
