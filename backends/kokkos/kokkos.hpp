@@ -195,9 +195,9 @@ inline index_t naive_league(index_t cols, index_t rows, NaiveMode fallback) {
   return naive_mode(fallback) == NaiveMode::team && pieces < index_t(INT32_MAX) ? pieces : 0;
 }
 
-// a and b, which the compiler must take as unknown 32-bit values. NVVM folds the sign extension of
-// a 32-bit stride read from a Kokkos closure into the parameter load (ld.param.s32 into a 64-bit
-// register); the loop then steps its pointer with a 64-bit add pair (IADD3 + IADD3.X) where the
+// An empty asm over the strides a and b, which the compiler must then take as unknown 32-bit
+// values. NVVM folds the sign extension of a 32-bit stride read from a Kokkos closure into the
+// parameter load (ld.param.s32 into a 64-bit register); the loop then steps its pointer with a 64-bit add pair (IADD3 + IADD3.X) where the
 // same loop in a __global__ function keeps the 32-bit stride and ptxas steps with one IMAD.WIDE.
 // Through this the strides stay 32-bit registers, as in the cuda kernel. One statement for both:
 // with one each, ptxas scheduled the naive gemm's loop with 8 loads ahead of its first FMA instead
