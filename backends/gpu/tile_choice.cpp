@@ -417,7 +417,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                       "; its SIMT tiles are 8 deep");
         pl.dmma_stages = dmma_stages(t.rows, t.cols);
         if (t.rows == 128 && t.cols == 128 && tuning("cuda.dgemm.wide") == "stages3") pl.dmma_stages = 3;
-        pl.smem_bytes = dmma_smem_bytes(t.rows, t.cols) / std::size_t(dmma_stages(t.rows, t.cols)) * std::size_t(pl.dmma_stages);
+        pl.smem_bytes = dmma_smem_bytes(t.rows, t.cols, pl.dmma_stages);
         if (pl.smem_bytes > optin_limit(d))
           throw Error("gemm optimized tile " + t.str() + " needs " + std::to_string(pl.smem_bytes) + " bytes of shared memory (" +
                       std::to_string(pl.dmma_stages) + " stages, padded rows), but " + where(d) + " offers " +

@@ -129,10 +129,11 @@ std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t);
 inline constexpr int kDmmaDepth = 16, kDmmaPad = 4;
 constexpr int dmma_stages(int bm, int bn) { return bm == 128 && bn == 128 ? 4 : bm == 64 && bn == 64 ? 2 : 3; }
 constexpr int dmma_min_blocks(int bm, int bn) { return bm == 64 && bn == 64 ? 3 : 1; }
-// The shared bytes of a BM x BN block (the kernel's dmma::smem_bytes).
-constexpr std::size_t dmma_smem_bytes(int bm, int bn) {
-  return std::size_t(dmma_stages(bm, bn)) * std::size_t(bm * (kDmmaDepth + kDmmaPad) + kDmmaDepth * (bn + kDmmaPad)) * 8;
+// The shared bytes of a BM x BN block of `stages` stages (the kernel's dmma::smem_bytes).
+constexpr std::size_t dmma_smem_bytes(int bm, int bn, int stages) {
+  return std::size_t(stages) * std::size_t(bm * (kDmmaDepth + kDmmaPad) + kDmmaDepth * (bn + kDmmaPad)) * 8;
 }
+constexpr std::size_t dmma_smem_bytes(int bm, int bn) { return dmma_smem_bytes(bm, bn, dmma_stages(bm, bn)); }
 // Warps of a DMMA block: 2 x 4 warps of 64 x 32 for 128 x 128; 4 x 2 of 32 x 32 for 128 x 64;
 // 2 x 2 of 32 x 32 for 64 x 64.
 constexpr int dmma_warps_m(int bm, int bn) { return bm == 128 && bn == 64 ? 4 : 2; }
