@@ -3,9 +3,14 @@
 // the scaling sweeps on many-core hosts (bench/suites.toml, host-scaling) where `tilekit run` would
 // spend most of its time on a fresh one-core double-precision reference per row.
 //
-//   tilekit_openmp_gemm_bench [--double] N REPS VARIANT...
+//   tilekit_openmp_gemm_bench [--double] [--pause MS] N REPS VARIANT...
 //
 // --double: DGEMM (the default is SGEMM).
+// --pause MS: idle time before every timed call (default 250). Each library's worker threads keep
+// spinning after a call (OpenBLAS 0.3's for 2^28 cycles, about 0.1 s; libgomp's much less), and
+// on a machine whose every core the other library uses, those spinners take the cores of the call
+// that follows: back to back on a 16-core Xeon, tilekit's AVX2 SGEMM lost a third of its speed
+// after each OpenBLAS call. With the pause, every call starts with the other's threads asleep.
 // VARIANT: new (the default driver), peer (OpenBLAS), and, in sweep builds only (the measured
 // alternatives, -DTILEKIT_BUILD_SWEEPS=ON), prof (openmp.gemm.profile=on: where each thread's time
 // went, on stderr, per call), scalarpack (openmp.gemm.pack_a=scalar), apf (openmp.gemm.prefetch_a=on);
@@ -26,6 +31,7 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <tilekit/tilekit.hpp>
@@ -64,7 +70,7 @@ void set_env(const Variant& v) {
 }
 
 template <class T>
-int bench(tilekit::index_t n, int reps, std::vector<Variant> variants) {
+int bench(tilekit::index_t n, int reps, int pause_ms, std::vector<Variant> variants) {
   tilekit::Backend& be = tilekit::backend("openmp");
   const auto ha = tilekit::verify::random_values<T>(std::size_t(n * n), 1);
   const auto hb = tilekit::verify::random_values<T>(std::size_t(n * n), 2);
@@ -80,6 +86,7 @@ int bench(tilekit::index_t n, int reps, std::vector<Variant> variants) {
       tilekit::gemm(tilekit::Variant::optimized, T(1), a, b, T(0), c, v.tile);
   };
   auto seconds = [&](const Variant& v) {
+    if (pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
     const auto t0 = std::chrono::steady_clock::now();
     run(v);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -148,15 +155,25 @@ int bench(tilekit::index_t n, int reps, std::vector<Variant> variants) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const bool dbl = argc > 1 && std::string(argv[1]) == "--double";
-  if (dbl) --argc, ++argv;
+  const char* prog = argv[0];
+  bool dbl = false;
+  int pause_ms = 250;
+  for (;;) {
+    if (argc > 1 && std::string(argv[1]) == "--double") {
+      dbl = true, --argc, ++argv;
+    } else if (argc > 2 && std::string(argv[1]) == "--pause") {
+      pause_ms = std::max(0, std::atoi(argv[2])), argc -= 2, argv += 2;
+    } else {
+      break;
+    }
+  }
   if (argc < 4) {
-    std::fprintf(stderr, "usage: %s [--double] N REPS VARIANT... (new, peer, ...; [@RxC][:ROWS,COLS,DEPTH])\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--double] [--pause MS] N REPS VARIANT... (new, peer, ...; [@RxC][:ROWS,COLS,DEPTH])\n", prog);
     return 2;
   }
   const tilekit::index_t n = std::atol(argv[1]);
   const int reps = std::max(1, std::atoi(argv[2]));
   std::vector<Variant> variants;
   for (int i = 3; i < argc; ++i) variants.push_back(parse(argv[i]));
-  return dbl ? bench<double>(n, reps, variants) : bench<float>(n, reps, variants);
+  return dbl ? bench<double>(n, reps, pause_ms, variants) : bench<float>(n, reps, pause_ms, variants);
 }

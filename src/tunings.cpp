@@ -67,7 +67,7 @@ std::vector<Tuning> make_table() {
       choice("openmp.simd", "openmp",
              {"auto", "avx3_spr", "avx3_zen4", "avx3_dl", "avx3", "avx2", "sse4", "ssse3", "sse2", "sve2", "sve", "neon",
               "emu128", "scalar"},
-             "auto", "caps the SIMD target the host kernels dispatch to, process-wide: openmp's, and kokkos' on a host space (auto: the widest this CPU runs; avx2 forces the AVX2+FMA path on an AVX-512 CPU; `tilekit info` names the compiled ones and the one dispatched)"),
+             "auto", "caps the SIMD target the host kernels dispatch to, process-wide: openmp's, and kokkos' on a host space (auto: the widest this CPU runs; avx2 forces the AVX2+FMA path on an AVX-512 CPU; scalar: the fallback without vectors, EMU128 where the compiler built that one; `tilekit info` names the compiled ones and the one dispatched)"),
       alternatives("openmp.gemm.pack_a", "openmp", {"vector", "scalar"}, "vector",
                    "optimized gemm: A panels packed by in-register transposes, or element by element"),
       alternatives("openmp.gemm.prefetch_a", "openmp", {"off", "on"}, "off",

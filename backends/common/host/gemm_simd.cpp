@@ -297,9 +297,13 @@ std::string compiled_targets() {
 }
 
 bool cap_target(const std::string& name) {
+  // "scalar" names the portable fallback without vectors, whichever of Highway's two the compiler
+  // got: Highway 1.0 builds SCALAR with GCC 12 and EMU128 with GCC 13.
+  const bool fallback = strcasecmp(name.c_str(), "scalar") == 0 && (HWY_TARGETS & HWY_SCALAR) == 0;
+  const std::string wanted = fallback ? std::string("emu128") : name;
   for (std::int64_t targets = HWY_TARGETS; targets != 0; targets &= targets - 1) {
     const std::int64_t target = targets & -targets;
-    if (strcasecmp(hwy::TargetName(target), name.c_str()) == 0) {
+    if (strcasecmp(hwy::TargetName(target), wanted.c_str()) == 0) {
       hwy::DisableTargets(target - 1);  // Highway orders targets best first: lower bits are better
       // SupportedTargets() itself re-chooses among all the CPU's targets before applying the
       // mask (Highway 1.0), so choose again from its masked answer, last.
