@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include <tilekit/tunings.hpp>
+
 namespace tilekit::host {
 
 thread_local Workspace tls_a_pack, tls_b_panels;
@@ -145,7 +147,8 @@ void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t
   }
   simd::Conv2dTileOptions opt;
   static const std::size_t l3 = detect_caches().l3;
-  opt.stream = transpose_packed_streams(std::size_t(a.h) * std::size_t(a.ld_out) * sizeof(T), l3);
+  const int stream = tuning_choice<int>("host.conv2d.stream", {{"auto", -1}, {"off", 0}, {"on", 1}});
+  opt.stream = stream < 0 ? transpose_packed_streams(std::size_t(a.h) * std::size_t(a.ld_out) * sizeof(T), l3) : stream == 1;
   // The tile this thread copies next: both drivers hand a thread consecutive tiles, row by row.
   const index_t tiles_c = ceil_div(a.w, index_t(t.cols)), next = bi * tiles_c + bj + 1;
   if (next < ceil_div(a.h, index_t(t.rows)) * tiles_c) {
