@@ -82,7 +82,7 @@ void measure(Backend& be, const Workload& w, Staged<T>& s, Fn&& call, bool compa
     if (o.progress) o.progress(fmt::format("timing {}/{}", i + 1, std::max(1, o.reps)));
     times.push_back(be.time_seconds(call));
     total += times.back();
-    if (total > o.time_budget) break;
+    if (total > o.time_budget || (o.min_reps > 0 && i + 1 >= o.min_reps && total >= o.enough)) break;
   }
   r.reps = int(times.size());
   r.seconds = median(times);

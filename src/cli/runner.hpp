@@ -27,6 +27,10 @@ struct Workload {
 struct RunOptions {
   int reps = 10;             // timed repetitions (at least one always runs)
   double time_budget = 3.0;  // stop repeating once this many timed seconds have accumulated
+  // With min_reps > 0, `reps` is a ceiling: stop after min_reps once `enough` timed seconds have
+  // accumulated (short calls get more samples for their median, long ones no more time).
+  int min_reps = 0;
+  double enough = 0;
   TileConfig tile;           // auto by default
   std::function<void(const std::string&)> progress;  // told each stage ("verifying", "timing 3/10")
 };
