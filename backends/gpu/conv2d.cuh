@@ -250,6 +250,8 @@ __device__ __forceinline__ void conv2d_optimized_body(const Conv2dParams<T>& c, 
                      : "memory");
     }
   }
+#else
+  (void)pf;  // the bulk L2 prefetch is sm_90's
 #endif
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   if constexpr (kSplit && kVec) {

@@ -181,6 +181,51 @@ __device__ __forceinline__ void store_pair(T* c, int col, int n, T v0, T v1, T b
   }
 }
 
+// The K loop of a cp.async pipeline kStages deep: load(stage, p0) issues the copies of the step
+// starting at p0 into a stage, compute(stage) consumes one. Before step t's compute, this thread's
+// copies of step t are complete (at most kStages - 2 younger groups pending) and the barrier makes
+// everyone's visible. The same barrier means every warp has finished step t - 1, whose stage the
+// copies issued next reuse. Every iteration commits a group (empty past the end), so the count of
+// pending groups stays exact.
+template <int kStages, int BK, class Load, class Compute, class Barrier>
+__device__ __forceinline__ void k_pipeline(int k, Load&& load, Compute&& compute, Barrier&& barrier) {
+  const int steps = (k + BK - 1) / BK;
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < steps) load(s, s * BK);
+    async_group::commit();
+  }
+  for (int t = 0; t < steps; ++t) {
+    async_group::wait<kStages - 2>();
+    barrier();
+    const int next = t + kStages - 1;
+    if (next < steps) load(next % kStages, next * BK);
+    async_group::commit();
+    compute(t % kStages);
+  }
+}
+
+// The epilogue of warp MMA accumulators in the m16n8 layout: acc[i][j][2 h + v] is C[row0 + 16 i +
+// 8 h][col0 + 8 j + v], (row0, col0) this thread's first element (fragment row g, column 2 t), two
+// adjacent columns stored by store_pair, times alpha.
+template <class T, class V2, int MI, int NJ>
+__device__ __forceinline__ void store_fragments(const GemmParams<T>& g, const T (&acc)[MI][NJ][4], int row0, int col0,
+                                                int cvec) {
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int row = row0 + 16 * i + 8 * h;
+      if (row >= g.m) continue;
+#pragma unroll
+      for (int j = 0; j < NJ; ++j) {
+        const int col = col0 + 8 * j;
+        store_pair<T, V2>(g.c + row * g.ldc + col, col, g.n, g.alpha * acc[i][j][2 * h], g.alpha * acc[i][j][2 * h + 1],
+                          g.beta, cvec);
+      }
+    }
+}
+
 }  // namespace gemm_parts
 
 }  // namespace tilekit::gpu

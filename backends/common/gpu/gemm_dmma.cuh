@@ -41,9 +41,6 @@ __host__ __device__ constexpr int smem_bytes(int bm, int bn, int stages = kStage
   return stages * (bm * (kDepth + kPad) + kDepth * (bn + kPad)) * int(sizeof(double));
 }
 
-using async_group::commit;
-using async_group::wait;
-
 // c[0..1] += A(8x4) * B(4x8) for this lane's two elements of C (fragments as above). Below sm_80
 // the same product from warp shuffles: correct, slow, and never chosen by the plan there.
 __device__ __forceinline__ void mma884(double& c0, double& c1, double a, double b) {
@@ -129,8 +126,6 @@ __device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int
                                                 int pid, int tid, double* smem, Barrier barrier) {
   using dmma::kDepth;
   using dmma::kPad;
-  using dmma::commit;
-  using dmma::wait;
   using dmma::mma884;
   using dmma::mma16816;
   static_assert(kStages >= 2, "a stage computes while the next one loads");
@@ -197,40 +192,10 @@ __device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int
     }
   };
 
-  // The pipeline: before step t's compute, this thread's copies of step t are complete (at most
-  // kStages - 2 younger groups pending) and the barrier makes everyone's visible. The same
-  // barrier means every warp has finished step t - 1, whose stage the copies issued next reuse.
-  // Every iteration commits a group (empty past the end) so the counting stays exact.
-  const int steps = (g.k + BK - 1) / BK;
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < steps) load(s, s * BK);
-    commit();
-  }
-  for (int t = 0; t < steps; ++t) {
-    wait<kStages - 2>();
-    barrier();
-    const int next = t + kStages - 1;
-    if (next < steps) load(next % kStages, next * BK);
-    commit();
-    compute(t % kStages);
-  }
-
-  // Epilogue: acc[i][j][v0 + 2 v1] is C[wm0 + 16 i + 8 v1 + g][wn0 + 8 j + 2 t + v0]: two
-  // adjacent columns, stored as one 16-byte vector where C allows it. beta == 0 never reads C.
-#pragma unroll
-  for (int i = 0; i < MP; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = m0 + wm0 + 16 * i + 8 * h + gq;
-      if (row >= g.m) continue;
-#pragma unroll
-      for (int j = 0; j < NJ; ++j) {
-        const int col = n0 + wn0 + 8 * j + 2 * tq;
-        gemm_parts::store_pair<double, double2>(g.c + row * g.ldc + col, col, g.n, g.alpha * acc[i][j][2 * h],
-                                                g.alpha * acc[i][j][2 * h + 1], g.beta, cvec);
-      }
-    }
+  gemm_parts::k_pipeline<kStages, BK>(g.k, load, compute, barrier);
+  // acc[i][j] holds C[wm0 + 16 i + 8 v1 + g][wn0 + 8 j + 2 t + v0] at v0 + 2 v1: 16-byte stores of
+  // two columns where C allows them. beta == 0 never reads C.
+  gemm_parts::store_fragments<double, double2>(g, acc, m0 + wm0 + gq, n0 + wn0 + 2 * tq, cvec);
 }
 
 // MIN_BLOCKS: blocks an SM the register budget must allow (3 for 128 threads: at most 170 a thread).

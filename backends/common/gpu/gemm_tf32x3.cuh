@@ -51,9 +51,6 @@ __host__ __device__ constexpr int smem_bytes(int bm, int bn, int bk, int stages)
   return stages * (bm * (bk + kPadA) + bk * (bn + kPadB)) * int(sizeof(float));
 }
 
-using async_group::commit;
-using async_group::wait;
-
 // x rounded to TF32 (cvt.rna.tf32.f32: 10 explicit mantissa bits, to nearest, ties away from
 // zero), as the bits of the float it equals. PTX leaves the 13 low bits of a .tf32 result
 // unspecified; they are cleared, so that x - big below is the exact residual. Elsewhere (the host
@@ -200,40 +197,10 @@ __device__ __forceinline__ void gemm_tf32x3_block(const GemmParams<float>& g, in
         for (int e = 0; e < 4; ++e) acc[i][j][e] += part[i][j][e];
   };
 
-  // The pipeline (as gemm_dmma.cuh's): before step t's compute, this thread's copies of step t are
-  // complete (at most kStages - 2 younger groups pending) and the barrier makes everyone's
-  // visible. The same barrier means every warp has finished step t - 1, whose stage the copies
-  // issued next reuse. Every iteration commits a group (empty past the end): the count is exact.
-  const int steps = (g.k + BK - 1) / BK;
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < steps) load(s, s * BK);
-    commit();
-  }
-  for (int t = 0; t < steps; ++t) {
-    wait<kStages - 2>();
-    barrier();
-    const int next = t + kStages - 1;
-    if (next < steps) load(next % kStages, next * BK);
-    commit();
-    compute(t % kStages);
-  }
-
-  // Epilogue: acc[i][j][e] is C[wm0 + 16 i + 8 (e / 2) + g][wn0 + 8 j + 2 t + e % 2]: two adjacent
-  // columns, stored as one 8-byte vector where C allows it. beta == 0 never reads C.
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int row = m0 + wm0 + 16 * i + 8 * h + gq;
-      if (row >= g.m) continue;
-#pragma unroll
-      for (int j = 0; j < NJ; ++j) {
-        const int col = n0 + wn0 + 8 * j + 2 * tq;
-        gemm_parts::store_pair<float, float2>(g.c + row * g.ldc + col, col, g.n, g.alpha * acc[i][j][2 * h],
-                                              g.alpha * acc[i][j][2 * h + 1], g.beta, cvec);
-      }
-    }
+  gemm_parts::k_pipeline<kStages, BK>(g.k, load, compute, barrier);
+  // acc[i][j][e] holds C[wm0 + 16 i + 8 (e / 2) + g][wn0 + 8 j + 2 t + e % 2]: 8-byte stores of two
+  // columns where C allows them. beta == 0 never reads C.
+  gemm_parts::store_fragments<float, float2>(g, acc, m0 + wm0 + gq, n0 + wn0 + 2 * tq, cvec);
 }
 
 template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int kStages, int MIN_BLOCKS>
