@@ -168,13 +168,58 @@ def reference_fraction(r, by_invocation):
     return None
 
 
+def portability(rows):
+    """Per device, each backend's performance portability (Pennycook et al.'s metric with
+    application efficiency): the harmonic mean, over the problems (op, size, dtype, variant,
+    threads) two or more backends ran in one process with default tunings, of the backend's rate
+    / the fastest backend's there; the newest such process per problem. -> {device: (n, {backend: pp})}"""
+    by_inv = {}
+    for r in rows:
+        if (r.get("kind") == "result" and not r.get("peer") and r.get("op") in OPS and not r.get("tunings_set") and
+                r.get("report", True) is not False and r.get("verified") is not False):
+            by_inv.setdefault(r.get("invocation"), []).append(r)
+    newest_problem = {}
+    for inv in by_inv.values():
+        problems = {}
+        for r in inv:
+            problems.setdefault((device_block(r), r.get("op"), r.get("dtype"), r.get("m"), r.get("n"), r.get("k"),
+                                 r.get("variant"), threads_of(r)), {})[r.get("backend")] = r
+        for key, per_backend in problems.items():
+            if len(per_backend) < 2:
+                continue
+            stamp = max(when(r) for r in per_backend.values())
+            if key not in newest_problem or stamp >= newest_problem[key][0]:
+                newest_problem[key] = (stamp, per_backend)
+    fractions = {}
+    for key, (_, per_backend) in newest_problem.items():
+        metric = "gflops" if key[1] == "gemm" else "gbps"
+        rates = {b: r.get(metric) for b, r in per_backend.items()}
+        if not all(isinstance(v, (int, float)) and v > 0 for v in rates.values()):
+            continue
+        best = max(rates.values())
+        for b, v in rates.items():
+            fractions.setdefault(key[0], {}).setdefault(b, []).append(v / best)
+    out = {}
+    for dev, per_backend in fractions.items():
+        n = max(len(f) for f in per_backend.values())
+        out[dev] = (n, {b: len(f) / sum(1 / x for x in f) for b, f in per_backend.items()})
+    return out
+
+
+def portability_text(entry):
+    n, pp = entry
+    backends = sorted(pp, key=lambda b: (BACKENDS.get(b, 9), b))
+    return (f" Performance portability over {n} problem{'s' if n != 1 else ''} ({', '.join(backends)}): " +
+            ", ".join(f"{b} {pp[b]:.2f}" for b in backends) + ".")
+
+
 def table_rows(rows, variants):
     chosen = [r for r in rows if r.get("kind") == "result" and r.get("report", True) is not False and not r.get("peer")
               and r.get("op") in OPS and (not variants or r.get("variant") in variants) and all_cores(r)]
     return newest(chosen)
 
 
-def block_text(name, rows, by_invocation):
+def block_text(name, rows, by_invocation, pp=None):
     rows.sort(key=lambda r: (OPS.get(r.get("op"), 9), DTYPES.get(r.get("dtype"), 9), r.get("m") or 0,
                              r.get("n") or 0, r.get("k") or 0, BACKENDS.get(r.get("backend"), 9), r.get("backend") or "",
                              VARIANTS.get(r.get("variant"), 9), r.get("variant") or "",
@@ -199,7 +244,7 @@ def block_text(name, rows, by_invocation):
     if loads and cpus and max(loads) > 1.5 * cpus:
         note += (f"; measured while the machine was shared (1-minute load average up to {max(loads):.0f} on "
                  f"{cpus} CPUs): re-measure on a quiet machine before reading the fractions")
-    out = [f"**{name}**: {when_text}, {commit_text}{note}.", "",
+    out = [f"**{name}**: {when_text}, {commit_text}{note}.{portability_text(pp) if pp else ''}", "",
            "| operation | size | backend | variant | achieved | peer | fraction |",
            "| --- | --- | --- | --- | --- | --- | --- |"]
     for r in rows:
@@ -248,12 +293,16 @@ def readme_block(rows, variants):
              f"({', '.join(variants) if variants else 'every variant'}); the peer is the fastest one timed beside it "
              "(cuBLAS, OpenBLAS, the device or host copy of the same bytes), the fraction is achieved / peer, with the "
              "share of the measured roofline and, for kokkos on a GPU, its ratio to cuda in the same process. "
+             "Performance portability (Pennycook et al.) is the harmonic mean, over the problems (operation, size, "
+             "type, variant, threads) several backends ran in one process with default tunings, of each backend's "
+             "rate / the fastest one's there. "
              "`bench/README.md` says how to re-measure.",
              ""]
     if not order:
         parts += ["No results yet.", ""]
+    pp = portability(rows)
     for b in order:
-        parts += [block_text(b, blocks[b], by_inv), ""]
+        parts += [block_text(b, blocks[b], by_inv, pp.get(b)), ""]
     parts.append(END)
     return "\n".join(parts)
 
