@@ -205,6 +205,17 @@ __device__ __forceinline__ void k_pipeline(int k, Load&& load, Compute&& compute
   }
 }
 
+// Warp MMA accumulators (MI x NJ tiles of 16 x 8, four values a thread each) set to zero.
+template <class T, int MI, int NJ>
+__device__ __forceinline__ void zero_fragments(T (&acc)[MI][NJ][4]) {
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NJ; ++j)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc[i][j][e] = T(0);
+}
+
 // The epilogue of warp MMA accumulators in the m16n8 layout: acc[i][j][2 h + v] is C[row0 + 16 i +
 // 8 h][col0 + 8 j + v], (row0, col0) this thread's first element (fragment row g, column 2 t), two
 // adjacent columns stored by store_pair, times alpha.

@@ -152,12 +152,7 @@ __device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int
   };
 
   double acc[MP][NJ][4];
-#pragma unroll
-  for (int i = 0; i < MP; ++i)
-#pragma unroll
-    for (int j = 0; j < NJ; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0;
+  gemm_parts::zero_fragments(acc);
 
   // One step from stage s: the B fragments of all NJ columns (4 k-slices each) stay in registers
   // while the A fragments stream through one 16-row pair at a time.

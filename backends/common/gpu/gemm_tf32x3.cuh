@@ -147,12 +147,7 @@ __device__ __forceinline__ void gemm_tf32x3_block(const GemmParams<float>& g, in
   };
 
   float acc[MI][NJ][4];  // the running sums (FADD)
-#pragma unroll
-  for (int i = 0; i < MI; ++i)
-#pragma unroll
-    for (int j = 0; j < NJ; ++j)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+  gemm_parts::zero_fragments(acc);
 
   // One step from stage s: the step's products summed by the tensor cores from zero (the first
   // product of each tile reads zeros), then added to the running sums.

@@ -36,6 +36,8 @@ static __global__ void stream_hold_kernel(unsigned long long ns) {
 #elif defined(__HIP_DEVICE_COMPILE__)
   // s_sleep(127) waits about 127 x 64 cycles: at least 2 us up to 2.5 GHz.
   for (unsigned long long waited = 0; waited < ns; waited += 2000) __builtin_amdgcn_s_sleep(127);
+#else
+  (void)ns;  // the host pass of a device kernel
 #endif
 }
 
