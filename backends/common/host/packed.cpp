@@ -77,6 +77,12 @@ bool transpose_packed_streams(std::size_t out_bytes, std::size_t l3_bytes) {
   return out_bytes > std::min(l3_bytes, streaming_reach());
 }
 
+bool conv2d_packed_streams(std::size_t out_bytes) {
+  static const std::size_t l3 = detect_caches().l3;
+  const int choice = tuning_choice<int>("host.conv2d.stream", {{"auto", -1}, {"off", 0}, {"on", 1}});
+  return choice < 0 ? transpose_packed_streams(out_bytes, l3) : choice == 1;
+}
+
 TileConfig conv2d_packed_tile(const DeviceInfo& info, const Problem& p) {
   const std::size_t e = size_of(p.dtype), bc = simd::conv2d_block_cols(p.dtype, p.k);
   const std::size_t halo = std::size_t(std::max<index_t>(p.k - 1, 0));
@@ -126,7 +132,8 @@ Conv2dBuffer conv2d_packed_buffer(DType dt, index_t r, const TileConfig& t) {
 }
 
 template <class T>
-void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t bi, index_t bj, T* tile, index_t ld) {
+void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t bi, index_t bj, T* tile, index_t ld,
+                            bool stream) {
   const index_t half = a.r / 2, bc = index_t(simd::conv2d_block_cols(dtype_of<T>(), a.r));
   const index_t i0 = bi * t.rows, j0 = bj * t.cols;
   const index_t th = std::min<index_t>(t.rows, a.h - i0), tw = std::min<index_t>(t.cols, a.w - j0);
@@ -146,9 +153,7 @@ void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t
     std::fill(dst + x_hi, dst + width, T(0));
   }
   simd::Conv2dTileOptions opt;
-  static const std::size_t l3 = detect_caches().l3;
-  const int stream = tuning_choice<int>("host.conv2d.stream", {{"auto", -1}, {"off", 0}, {"on", 1}});
-  opt.stream = stream < 0 ? transpose_packed_streams(std::size_t(a.h) * std::size_t(a.ld_out) * sizeof(T), l3) : stream == 1;
+  opt.stream = stream;
   // The tile this thread copies next: both drivers hand a thread consecutive tiles, row by row.
   const index_t tiles_c = ceil_div(a.w, index_t(t.cols)), next = bi * tiles_c + bj + 1;
   if (next < ceil_div(a.h, index_t(t.rows)) * tiles_c) {
@@ -186,8 +191,9 @@ std::string conv2d_packed_kernel(DType t, index_t r) {
   return fmt::format("{} register blocks of 4 rows x {} columns", simd::target_name(), bc);
 }
 
-template void conv2d_packed_tile_run<float>(const Conv2dArgs<float>&, const TileConfig&, index_t, index_t, float*, index_t);
+template void conv2d_packed_tile_run<float>(const Conv2dArgs<float>&, const TileConfig&, index_t, index_t, float*, index_t,
+                                            bool);
 template void conv2d_packed_tile_run<double>(const Conv2dArgs<double>&, const TileConfig&, index_t, index_t, double*,
-                                             index_t);
+                                             index_t, bool);
 
 }  // namespace tilekit::host
