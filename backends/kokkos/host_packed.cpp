@@ -95,7 +95,7 @@ void transpose(const TransposeArgs<T>& a, const TileConfig& t) {
 template <class T>
 void conv2d(const Conv2dArgs<T>& a, const TileConfig& t) {
   const host::Conv2dBuffer buf = host::conv2d_packed_buffer(dtype_of<T>(), a.r, t);
-  const bool stream = host::conv2d_packed_streams(std::size_t(a.h) * std::size_t(a.ld_out) * sizeof(T));
+  const host::Conv2dCall call = host::conv2d_packed_call(a);
   const index_t tiles_r = host::ceil_div(a.h, t.rows), tiles_c = host::ceil_div(a.w, t.cols);
   std::atomic<bool> out_of_memory{false};
   par_for("tilekit::kokkos::conv2d_host", tiles_r * tiles_c, [&](index_t b) {
@@ -104,7 +104,7 @@ void conv2d(const Conv2dArgs<T>& a, const TileConfig& t) {
       out_of_memory = true;
       return;
     }
-    host::conv2d_packed_tile_run(a, t, b / tiles_c, b % tiles_c, tile, buf.ld, stream);
+    host::conv2d_packed_tile_run(a, t, b / tiles_c, b % tiles_c, tile, buf.ld, call);
   });
   if (out_of_memory)
     throw Error("backend 'kokkos': cannot allocate " + std::to_string(buf.bytes) + " bytes of conv2d tile buffer per thread");

@@ -50,7 +50,7 @@ TileConfig conv2d_optimized_tile(const DeviceInfo& info, const Problem& p) { ret
 template <class T>
 void conv2d_optimized(const Conv2dArgs<T>& a, const TileConfig& t) {
   const host::Conv2dBuffer buf = host::conv2d_packed_buffer(dtype_of<T>(), a.r, t);
-  const bool stream = host::conv2d_packed_streams(std::size_t(a.h) * std::size_t(a.ld_out) * sizeof(T));
+  const host::Conv2dCall call = host::conv2d_packed_call(a);
   const index_t tiles_r = ceil_div(a.h, t.rows), tiles_c = ceil_div(a.w, t.cols);
   std::atomic<bool> out_of_memory{false};
 #pragma omp parallel
@@ -60,7 +60,7 @@ void conv2d_optimized(const Conv2dArgs<T>& a, const TileConfig& t) {
 #pragma omp for schedule(static) collapse(2)
     for (index_t bi = 0; bi < tiles_r; ++bi)
       for (index_t bj = 0; bj < tiles_c; ++bj)
-        if (tile) host::conv2d_packed_tile_run(a, t, bi, bj, tile, buf.ld, stream);
+        if (tile) host::conv2d_packed_tile_run(a, t, bi, bj, tile, buf.ld, call);
   }
   if (out_of_memory)
     throw Error(fmt::format("backend 'openmp': cannot allocate {} bytes of conv2d tile buffer per thread", buf.bytes));

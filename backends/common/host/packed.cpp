@@ -77,10 +77,16 @@ bool transpose_packed_streams(std::size_t out_bytes, std::size_t l3_bytes) {
   return out_bytes > std::min(l3_bytes, streaming_reach());
 }
 
-bool conv2d_packed_streams(std::size_t out_bytes) {
+template <class T>
+Conv2dCall conv2d_packed_call(const Conv2dArgs<T>& a) {
   static const std::size_t l3 = detect_caches().l3;
-  const int choice = tuning_choice<int>("host.conv2d.stream", {{"auto", -1}, {"off", 0}, {"on", 1}});
-  return choice < 0 ? transpose_packed_streams(out_bytes, l3) : choice == 1;
+  const std::size_t out_bytes = std::size_t(a.h) * std::size_t(a.ld_out) * sizeof(T);
+  const int stream = tuning_choice<int>("host.conv2d.stream", {{"auto", -1}, {"off", 0}, {"on", 1}});
+  const int read = tuning_choice<int>("host.conv2d.read", {{"copy", 0}, {"in_place", 1}});
+  Conv2dCall c;
+  c.stream = stream < 0 ? transpose_packed_streams(out_bytes, l3) : stream == 1;
+  c.in_place = (a.r == 3 || a.r == 5 || a.r == 7) && read == 1;
+  return c;
 }
 
 TileConfig conv2d_packed_tile(const DeviceInfo& info, const Problem& p) {
@@ -131,45 +137,81 @@ Conv2dBuffer conv2d_packed_buffer(DType dt, index_t r, const TileConfig& t) {
   return {ld, std::size_t((t.rows + r - 1) * ld + state) * std::size_t(e)};
 }
 
+namespace {
+// Output rows [i_lo, i_hi) x columns [j_lo, j_hi) of the image from `src` (row 0 = input row
+// i_lo - R/2, column 0 = input column j_lo - R/2, every row `ld` apart), with `next` the lines to
+// prefetch meanwhile.
 template <class T>
-void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t bi, index_t bj, T* tile, index_t ld,
-                            bool stream) {
-  const index_t half = a.r / 2, bc = index_t(simd::conv2d_block_cols(dtype_of<T>(), a.r));
-  const index_t i0 = bi * t.rows, j0 = bj * t.cols;
-  const index_t th = std::min<index_t>(t.rows, a.h - i0), tw = std::min<index_t>(t.cols, a.w - j0);
-  const index_t width = ceil_div(tw, bc) * bc + a.r - 1;  // what the kernel will read
-  // Load phase: whole rows of the image by memcpy, zeros for the halo outside it.
-  const index_t x_lo = std::max<index_t>(0, half - j0);                            // first column inside
-  const index_t x_hi = std::max(x_lo, std::min<index_t>(width, a.w - j0 + half));  // one past the last
-  for (index_t y = 0; y < th + a.r - 1; ++y) {
-    T* dst = tile + y * ld;
-    const index_t gy = i0 + y - half;
+void conv2d_run(const Conv2dArgs<T>& a, const T* src, index_t ld, index_t i_lo, index_t i_hi, index_t j_lo,
+                index_t j_hi, T* state, bool stream, const simd::Conv2dTileOptions& next) {
+  simd::Conv2dTileOptions opt = next;
+  opt.stream = stream;
+  simd::conv2d_tile(a, src, ld, i_lo, j_lo, i_hi - i_lo, j_hi - j_lo, state, opt);
+}
+
+// The same from a copy in `buf`: whole rows of the image by memcpy, zeros for the halo outside it.
+template <class T>
+void conv2d_run_copied(const Conv2dArgs<T>& a, index_t bc, T* buf, index_t ld, index_t i_lo, index_t i_hi,
+                       index_t j_lo, index_t j_hi, T* state, bool stream, const simd::Conv2dTileOptions& next) {
+  if (i_hi <= i_lo || j_hi <= j_lo) return;
+  const index_t half = a.r / 2;
+  const index_t width = ceil_div(j_hi - j_lo, bc) * bc + a.r - 1;                      // what the kernel will read
+  const index_t x_lo = std::max<index_t>(0, half - j_lo);                              // first column inside
+  const index_t x_hi = std::max(x_lo, std::min<index_t>(width, a.w - j_lo + half));  // one past the last
+  for (index_t y = 0; y < i_hi - i_lo + a.r - 1; ++y) {
+    T* dst = buf + y * ld;
+    const index_t gy = i_lo + y - half;
     if (gy < 0 || gy >= a.h) {
       std::fill(dst, dst + width, T(0));
       continue;
     }
     std::fill(dst, dst + x_lo, T(0));
-    std::memcpy(dst + x_lo, a.in + gy * a.ld_in + (j0 + x_lo - half), std::size_t(x_hi - x_lo) * sizeof(T));
+    std::memcpy(dst + x_lo, a.in + gy * a.ld_in + (j_lo + x_lo - half), std::size_t(x_hi - x_lo) * sizeof(T));
     std::fill(dst + x_hi, dst + width, T(0));
   }
-  simd::Conv2dTileOptions opt;
-  opt.stream = stream;
+  conv2d_run(a, buf, ld, i_lo, i_hi, j_lo, j_hi, state, stream, next);
+}
+}  // namespace
+
+template <class T>
+void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t bi, index_t bj, T* tile, index_t ld,
+                            const Conv2dCall& call) {
+  const index_t half = a.r / 2, bc = index_t(simd::conv2d_block_cols(dtype_of<T>(), a.r));
+  const index_t i0 = bi * t.rows, j0 = bj * t.cols;
+  const index_t i1 = std::min<index_t>(i0 + t.rows, a.h), j1 = std::min<index_t>(j0 + t.cols, a.w);
+  T* state = tile + (t.rows + a.r - 1) * ld;
   // The tile this thread copies next: both drivers hand a thread consecutive tiles, row by row.
-  const index_t tiles_c = ceil_div(a.w, index_t(t.cols)), next = bi * tiles_c + bj + 1;
-  if (next < ceil_div(a.h, index_t(t.rows)) * tiles_c) {
-    const index_t ni0 = next / tiles_c * t.rows, nj0 = next % tiles_c * t.cols;
+  simd::Conv2dTileOptions next;
+  const index_t tiles_c = ceil_div(a.w, index_t(t.cols)), nt = bi * tiles_c + bj + 1;
+  if (nt < ceil_div(a.h, index_t(t.rows)) * tiles_c) {
+    const index_t ni0 = nt / tiles_c * t.rows, nj0 = nt % tiles_c * t.cols;
     const index_t y_lo = std::max<index_t>(0, ni0 - half), y_hi = std::min<index_t>(a.h, ni0 + t.rows + half);
     const index_t x_lo_n = std::max<index_t>(0, nj0 - half), x_hi_n = std::min<index_t>(a.w, nj0 + t.cols + half);
     // From the line holding the first element, so that the last partial line is counted too.
     const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(a.in + y_lo * a.ld_in + x_lo_n);
     const std::size_t skew = first % 64;
-    opt.next = reinterpret_cast<const char*>(first - skew);
-    opt.next_ld_bytes = std::size_t(a.ld_in) * sizeof(T);
-    opt.next_row_bytes = std::size_t(x_hi_n - x_lo_n) * sizeof(T) + skew;
-    opt.next_rows = std::size_t(y_hi - y_lo);
+    next.next = reinterpret_cast<const char*>(first - skew);
+    next.next_ld_bytes = std::size_t(a.ld_in) * sizeof(T);
+    next.next_row_bytes = std::size_t(x_hi_n - x_lo_n) * sizeof(T) + skew;
+    next.next_rows = std::size_t(y_hi - y_lo);
   }
-  simd::conv2d_tile(a, tile, ld, i0, j0, th, tw, tile + (t.rows + a.r - 1) * ld, opt);
-  if (opt.stream) simd::stream_fence();
+  // Read in place: the outputs whose whole window lies inside the image, in whole strips (rows
+  // [ri_lo, ri_hi) x columns [ci_lo, ci_hi)); the frame around them is copied as before.
+  const index_t ri_lo = std::max(i0, half), ri_hi = std::min(i1, a.h - half);
+  const index_t ci_lo = j0 + ceil_div(std::max<index_t>(0, half - j0), bc) * bc;
+  const index_t ci_hi = ci_lo + std::max<index_t>(0, std::min(j1, a.w - half) - ci_lo) / bc * bc;
+  if (!call.in_place || ri_hi <= ri_lo || ci_hi <= ci_lo) {
+    conv2d_run_copied(a, bc, tile, ld, i0, i1, j0, j1, state, call.stream, next);
+  } else {
+    const simd::Conv2dTileOptions none;
+    conv2d_run(a, a.in + (ri_lo - half) * a.ld_in + (ci_lo - half), a.ld_in, ri_lo, ri_hi, ci_lo, ci_hi, state,
+               call.stream, next);
+    conv2d_run_copied(a, bc, tile, ld, i0, ri_lo, j0, j1, state, call.stream, none);     // top
+    conv2d_run_copied(a, bc, tile, ld, ri_hi, i1, j0, j1, state, call.stream, none);     // bottom
+    conv2d_run_copied(a, bc, tile, ld, ri_lo, ri_hi, j0, ci_lo, state, call.stream, none);  // left
+    conv2d_run_copied(a, bc, tile, ld, ri_lo, ri_hi, ci_hi, j1, state, call.stream, none);  // right
+  }
+  if (call.stream) simd::stream_fence();
 }
 
 std::string gemm_packed_kernel(DType t) {
@@ -191,9 +233,11 @@ std::string conv2d_packed_kernel(DType t, index_t r) {
   return fmt::format("{} register blocks of 4 rows x {} columns", simd::target_name(), bc);
 }
 
+template Conv2dCall conv2d_packed_call<float>(const Conv2dArgs<float>&);
+template Conv2dCall conv2d_packed_call<double>(const Conv2dArgs<double>&);
 template void conv2d_packed_tile_run<float>(const Conv2dArgs<float>&, const TileConfig&, index_t, index_t, float*, index_t,
-                                            bool);
+                                            const Conv2dCall&);
 template void conv2d_packed_tile_run<double>(const Conv2dArgs<double>&, const TileConfig&, index_t, index_t, double*,
-                                             index_t, bool);
+                                             index_t, const Conv2dCall&);
 
 }  // namespace tilekit::host

@@ -145,15 +145,22 @@ struct Conv2dBuffer {
   std::size_t bytes = 0;
 };
 Conv2dBuffer conv2d_packed_buffer(DType dt, index_t r, const TileConfig& t);
-// Whether a call's output of `out_bytes` streams past the caches (the tuning host.conv2d.stream;
-// auto: the size rule of transpose_packed_streams). Read once per call: every tile does the same.
-bool conv2d_packed_streams(std::size_t out_bytes);
+// How every tile of one call runs, read once per call (the tunings host.conv2d.stream and
+// host.conv2d.read): whether the outputs stream past the caches (auto: the size rule of
+// transpose_packed_streams), and whether the strips (R = 3, 5, 7) read the tile's interior from
+// the image where it stands, copying only the frame whose windows reach outside it.
+struct Conv2dCall {
+  bool stream = false;
+  bool in_place = false;
+};
+template <class T>
+Conv2dCall conv2d_packed_call(const Conv2dArgs<T>& a);
 // Output tile (bi, bj) of tile `t`: its input region with the halo (zeros outside the image)
-// copied into `buf` (conv2d_packed_buffer's size and stride), then the register-blocked kernel,
-// its outputs streamed when `stream` (conv2d_packed_streams).
+// copied into `buf` (conv2d_packed_buffer's size and stride), or read in place where `call` says
+// so, then the register-blocked kernel.
 template <class T>
 void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t bi, index_t bj, T* buf, index_t ld,
-                            bool stream);
+                            const Conv2dCall& call);
 
 // ---- how the optimized kernels run, for describe_launch
 std::string gemm_packed_kernel(DType t);       // "AVX2 micro-kernel 6x16"
