@@ -65,8 +65,8 @@ std::vector<Tuning> make_table() {
              "host matrices of 4 MiB and more on transparent huge pages (2 MiB aligned, madvised), or left to the OS"),
       alternatives("host.conv2d.stream", "host", {"auto", "off", "on"}, "auto",
                    "optimized conv2d on a host (openmp, kokkos): outputs streamed past the caches by the size rule (auto), never, or always"),
-      alternatives("host.conv2d.read", "host", {"copy", "in_place"}, "copy",
-                   "optimized conv2d on a host, strips (R = 3, 5, 7): every tile copied with its halo, or its interior read from the image in place (only the frame copied)"),
+      alternatives("host.conv2d.read", "host", {"in_place", "copy"}, "in_place",
+                   "optimized conv2d on a host, strips (R = 3, 5, 7): each tile's interior read from the image in place and only the frame whose windows reach outside it copied, or the whole tile copied with its halo"),
       // ---- openmp (docs/design/simd-highway.md, openmp-gemm-*.md)
       choice("openmp.simd", "openmp",
              {"auto", "avx3_spr", "avx3_zen4", "avx3_dl", "avx3", "avx2", "sse4", "ssse3", "sse2", "sve2", "sve", "neon",

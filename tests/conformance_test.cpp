@@ -223,6 +223,26 @@ TEST_P(Conformance, Conv2dSmallExplicitTiles) {
     }
 }
 
+TEST_P(Conformance, Conv2dInteriorInPlace) {
+  TILEKIT_BODY
+  // The host's strips read a tile's interior from the image in place and copy only the frame
+  // whose windows reach outside it: widths one strip and a halo either side of whole strips
+  // (AVX-512: 64 columns for R = 3, 5 and 48 for R = 7; AVX2: 24, 16, 8), tiles whose top or
+  // bottom rows are the image's, a frame wider than the interior, and ld > cols.
+  if (be_->name() != "openmp" || resolve_tile(*be_, v(), Problem{Op::conv2d, P.dtype, 8, 8, 3}, {}).is_auto())
+    GTEST_SKIP() << "host tiles only";
+  const std::vector<TileConfig> tiles{{}, {13, 64, 0}, {13, 128, 0}, {40, 48, 0}, {2, 192, 0}};
+  std::uint64_t seed = base_seed() + 500;
+  for (int r : {3, 5, 7})
+    for (index_t w : {97, 129, 131, 146, 190, 194})
+      for (const TileConfig& t : tiles) {
+        if (P.dtype == DType::f32)
+          check_conv2d<float>(*be_, v(), 41, w, r, w % 3, 0, seed++, t);
+        else
+          check_conv2d<double>(*be_, v(), 41, w, r, w % 3, 0, seed++, t);
+      }
+}
+
 TEST_P(Conformance, Conv2dRandomShapes) {
   TILEKIT_BODY
   std::mt19937_64 gen(base_seed() + 11);

@@ -56,7 +56,7 @@ std::string transpose_kernel(DType t) {
          ", streaming stores for outputs the caches cannot keep";
 }
 std::string conv2d_kernel(DType t) {
-  return "the host's conv2d: a parallel_for over tiles copied with their halo, " + host::conv2d_packed_kernel(t);
+  return "the host's conv2d: a parallel_for over tiles, " + host::conv2d_packed_kernel(t);
 }
 
 std::string simd_target() {

@@ -67,7 +67,7 @@ void conv2d_optimized(const Conv2dArgs<T>& a, const TileConfig& t) {
 }
 
 std::string conv2d_optimized_launch(const Problem& p, const TileConfig& t) {
-  return fmt::format("{} threads over {} tiles (+{} halo) copied to L2, {}", max_threads(), t.str(),
+  return fmt::format("{} threads over {} tiles (+{} halo), {}", max_threads(), t.str(),
                      std::max<index_t>(p.k - 1, 0), host::conv2d_packed_kernel(p.dtype, p.k));
 }
 

@@ -77,15 +77,19 @@ bool transpose_packed_streams(std::size_t out_bytes, std::size_t l3_bytes) {
   return out_bytes > std::min(l3_bytes, streaming_reach());
 }
 
+namespace {
+bool conv2d_reads_in_place() { return tuning_choice<int>("host.conv2d.read", {{"in_place", 1}, {"copy", 0}}) == 1; }
+}  // namespace
+
 template <class T>
 Conv2dCall conv2d_packed_call(const Conv2dArgs<T>& a) {
   static const std::size_t l3 = detect_caches().l3;
   const std::size_t out_bytes = std::size_t(a.h) * std::size_t(a.ld_out) * sizeof(T);
   const int stream = tuning_choice<int>("host.conv2d.stream", {{"auto", -1}, {"off", 0}, {"on", 1}});
-  const int read = tuning_choice<int>("host.conv2d.read", {{"copy", 0}, {"in_place", 1}});
+  const bool read_in_place = conv2d_reads_in_place();
   Conv2dCall c;
   c.stream = stream < 0 ? transpose_packed_streams(out_bytes, l3) : stream == 1;
-  c.in_place = (a.r == 3 || a.r == 5 || a.r == 7) && read == 1;
+  c.in_place = (a.r == 3 || a.r == 5 || a.r == 7) && read_in_place;
   return c;
 }
 
@@ -121,6 +125,15 @@ TileConfig conv2d_packed_tile(const DeviceInfo& info, const Problem& p) {
   return {int(rows), int(cols), 0};
 }
 
+namespace {
+// The row stride of a tile buffer `cols` elements wide: whole cache lines, an odd number of them.
+index_t conv2d_tile_ld(index_t cols, index_t e) {
+  index_t lines = ceil_div(cols, 64 / e);
+  lines += 1 - lines % 2;
+  return lines * (64 / e);
+}
+}  // namespace
+
 Conv2dBuffer conv2d_packed_buffer(DType dt, index_t r, const TileConfig& t) {
   // The tile plus halo, columns padded to whole register blocks, rows of a whole number of cache
   // lines so every row starts line-aligned, and an odd number of them: the sliding kernel walks
@@ -128,10 +141,7 @@ Conv2dBuffer conv2d_packed_buffer(DType dt, index_t r, const TileConfig& t) {
   // padded to 1024: 4 KiB) would all fall into the same L1 sets and alias the loads with the
   // output's stores at 4 KiB.
   const index_t bc = index_t(simd::conv2d_block_cols(dt, r)), e = index_t(size_of(dt));
-  const index_t cols_needed = ceil_div(t.cols, bc) * bc + r - 1;
-  index_t lines = ceil_div(cols_needed, 64 / e);
-  lines += 1 - lines % 2;
-  const index_t ld = lines * (64 / e);
+  const index_t ld = conv2d_tile_ld(ceil_div(t.cols, bc) * bc + r - 1, e);
   // Then the kernel's scratch (conv2d_tile's `state`): R rows of the padded width.
   const index_t state = ceil_div(t.cols, bc) * bc * r;
   return {ld, std::size_t((t.rows + r - 1) * ld + state) * std::size_t(e)};
@@ -155,7 +165,9 @@ void conv2d_run_copied(const Conv2dArgs<T>& a, index_t bc, T* buf, index_t ld, i
                        index_t j_lo, index_t j_hi, T* state, bool stream, const simd::Conv2dTileOptions& next) {
   if (i_hi <= i_lo || j_hi <= j_lo) return;
   const index_t half = a.r / 2;
-  const index_t width = ceil_div(j_hi - j_lo, bc) * bc + a.r - 1;                      // what the kernel will read
+  const index_t width = ceil_div(j_hi - j_lo, bc) * bc + a.r - 1;  // what the kernel will read
+  // A narrow piece of the frame (a strip and its halo) gets rows as narrow as it is.
+  ld = std::min(ld, conv2d_tile_ld(width, index_t(sizeof(T))));
   const index_t x_lo = std::max<index_t>(0, half - j_lo);                              // first column inside
   const index_t x_hi = std::max(x_lo, std::min<index_t>(width, a.w - j_lo + half));  // one past the last
   for (index_t y = 0; y < i_hi - i_lo + a.r - 1; ++y) {
@@ -227,10 +239,13 @@ std::string conv2d_packed_kernel(DType t, index_t r) {
                                 simd::target_name());
   const std::size_t bc = simd::conv2d_block_cols(t, r);
   if (r == 3 || r == 5 || r == 7)
-    return fmt::format("{} strips of {} columns sliding down the tile in bands of {} rows, {} rows of accumulators; "
-                       "the next tile prefetched, outputs beyond the caches streamed where strips are whole lines",
-                       simd::target_name(), bc, 4 * r, r);
-  return fmt::format("{} register blocks of 4 rows x {} columns", simd::target_name(), bc);
+    return fmt::format("{} strips of {} columns sliding down the tile in bands of {} rows, {} rows of accumulators, "
+                       "{}; the next tile prefetched, outputs beyond the caches streamed where strips are whole lines",
+                       simd::target_name(), bc, 4 * r, r,
+                       conv2d_reads_in_place() ? "reading the image in place (the frame copied with its zero halo)"
+                                               : "each tile copied with its halo");
+  return fmt::format("{} register blocks of 4 rows x {} columns, each tile copied with its halo", simd::target_name(),
+                     bc);
 }
 
 template Conv2dCall conv2d_packed_call<float>(const Conv2dArgs<float>&);
