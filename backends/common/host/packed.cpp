@@ -192,7 +192,8 @@ void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t
   const index_t i0 = bi * t.rows, j0 = bj * t.cols;
   const index_t i1 = std::min<index_t>(i0 + t.rows, a.h), j1 = std::min<index_t>(j0 + t.cols, a.w);
   T* state = tile + (t.rows + a.r - 1) * ld;
-  // The tile this thread copies next: both drivers hand a thread consecutive tiles, row by row.
+  // The tile this thread computes next, its image rows fetched into the L2 meanwhile: both drivers
+  // hand a thread consecutive tiles, row by row.
   simd::Conv2dTileOptions next;
   const index_t tiles_c = ceil_div(a.w, index_t(t.cols)), nt = bi * tiles_c + bj + 1;
   if (nt < ceil_div(a.h, index_t(t.rows)) * tiles_c) {
