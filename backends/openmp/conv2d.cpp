@@ -57,10 +57,17 @@ void conv2d_optimized(const Conv2dArgs<T>& a, const TileConfig& t) {
   {
     T* tile = static_cast<T*>(tls_a_pack.get(buf.bytes));
     if (!tile) out_of_memory = true;
+    if (call.dynamic) {
+#pragma omp for schedule(dynamic, 1) collapse(2)
+      for (index_t bi = 0; bi < tiles_r; ++bi)
+        for (index_t bj = 0; bj < tiles_c; ++bj)
+          if (tile) host::conv2d_packed_tile_run(a, t, bi, bj, tile, buf.ld, call);
+    } else {
 #pragma omp for schedule(static) collapse(2)
-    for (index_t bi = 0; bi < tiles_r; ++bi)
-      for (index_t bj = 0; bj < tiles_c; ++bj)
-        if (tile) host::conv2d_packed_tile_run(a, t, bi, bj, tile, buf.ld, call);
+      for (index_t bi = 0; bi < tiles_r; ++bi)
+        for (index_t bj = 0; bj < tiles_c; ++bj)
+          if (tile) host::conv2d_packed_tile_run(a, t, bi, bj, tile, buf.ld, call);
+    }
   }
   if (out_of_memory)
     throw Error(fmt::format("backend 'openmp': cannot allocate {} bytes of conv2d tile buffer per thread", buf.bytes));

@@ -90,6 +90,7 @@ Conv2dCall conv2d_packed_call(const Conv2dArgs<T>& a) {
   Conv2dCall c;
   c.stream = stream < 0 ? transpose_packed_streams(out_bytes, l3) : stream == 1;
   c.in_place = (a.r == 3 || a.r == 5 || a.r == 7) && read_in_place;
+  c.dynamic = tuning_choice<int>("host.conv2d.schedule", {{"static", 0}, {"dynamic", 1}}) == 1;
   return c;
 }
 

@@ -152,6 +152,7 @@ Conv2dBuffer conv2d_packed_buffer(DType dt, index_t r, const TileConfig& t);
 struct Conv2dCall {
   bool stream = false;
   bool in_place = false;
+  bool dynamic = false;
 };
 template <class T>
 Conv2dCall conv2d_packed_call(const Conv2dArgs<T>& a);
