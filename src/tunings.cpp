@@ -67,7 +67,7 @@ std::vector<Tuning> make_table() {
                    "optimized conv2d on a host (openmp, kokkos): outputs streamed past the caches by the size rule (auto), never, or always"),
       alternatives("host.conv2d.read", "host", {"in_place", "copy"}, "in_place",
                    "optimized conv2d on a host, strips (R = 3, 5, 7): each tile's interior read from the image in place and only the frame whose windows reach outside it copied, or the whole tile copied with its halo"),
-      alternatives("host.conv2d.schedule", "host", {"static", "dynamic"}, "static",
+      alternatives("host.conv2d.schedule", "host", {"static", "dynamic", "dynamic_nofetch", "dynamic_bands"}, "static",
                    "optimized conv2d on a host (openmp): tiles split statically across the threads, each thread's consecutive, or handed out one at a time"),
       // ---- openmp (docs/design/simd-highway.md, openmp-gemm-*.md)
       choice("openmp.simd", "openmp",

@@ -90,7 +90,10 @@ Conv2dCall conv2d_packed_call(const Conv2dArgs<T>& a) {
   Conv2dCall c;
   c.stream = stream < 0 ? transpose_packed_streams(out_bytes, l3) : stream == 1;
   c.in_place = (a.r == 3 || a.r == 5 || a.r == 7) && read_in_place;
-  c.dynamic = tuning_choice<int>("host.conv2d.schedule", {{"static", 0}, {"dynamic", 1}}) == 1;
+  const int schedule = tuning_choice<int>("host.conv2d.schedule", {{"static", 0}, {"dynamic", 1}, {"dynamic_nofetch", 2}, {"dynamic_bands", 3}});
+  c.dynamic = schedule > 0;
+  c.fetch_next = schedule < 2;
+  c.fetch_bands = schedule == 3;
   return c;
 }
 
@@ -197,16 +200,13 @@ void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t
   // hand a thread consecutive tiles, row by row.
   simd::Conv2dTileOptions next;
   const index_t tiles_c = ceil_div(a.w, index_t(t.cols)), nt = bi * tiles_c + bj + 1;
-  if (nt < ceil_div(a.h, index_t(t.rows)) * tiles_c) {
+  if (call.fetch_next && nt < ceil_div(a.h, index_t(t.rows)) * tiles_c) {
     const index_t ni0 = nt / tiles_c * t.rows, nj0 = nt % tiles_c * t.cols;
     const index_t y_lo = std::max<index_t>(0, ni0 - half), y_hi = std::min<index_t>(a.h, ni0 + t.rows + half);
     const index_t x_lo_n = std::max<index_t>(0, nj0 - half), x_hi_n = std::min<index_t>(a.w, nj0 + t.cols + half);
-    // From the line holding the first element, so that the last partial line is counted too.
-    const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(a.in + y_lo * a.ld_in + x_lo_n);
-    const std::size_t skew = first % 64;
-    next.next = reinterpret_cast<const char*>(first - skew);
+    next.next = reinterpret_cast<const char*>(a.in + y_lo * a.ld_in + x_lo_n);
     next.next_ld_bytes = std::size_t(a.ld_in) * sizeof(T);
-    next.next_row_bytes = std::size_t(x_hi_n - x_lo_n) * sizeof(T) + skew;
+    next.next_row_bytes = std::size_t(x_hi_n - x_lo_n) * sizeof(T);
     next.next_rows = std::size_t(y_hi - y_lo);
   }
   // Read in place: the outputs whose whole window lies inside the image, in whole strips (rows
@@ -217,6 +217,7 @@ void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t
   if (!call.in_place || ri_hi <= ri_lo || ci_hi <= ci_lo) {
     conv2d_run_copied(a, bc, tile, ld, i0, i1, j0, j1, state, call.stream, next);
   } else {
+    next.fetch_bands = call.fetch_bands;
     const simd::Conv2dTileOptions none;
     conv2d_run(a, a.in + (ri_lo - half) * a.ld_in + (ci_lo - half), a.ld_in, ri_lo, ri_hi, ci_lo, ci_hi, state,
                call.stream, next);

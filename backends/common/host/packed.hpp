@@ -152,7 +152,9 @@ Conv2dBuffer conv2d_packed_buffer(DType dt, index_t r, const TileConfig& t);
 struct Conv2dCall {
   bool stream = false;
   bool in_place = false;
-  bool dynamic = false;
+  bool dynamic = false;      // tiles handed out one at a time (else each thread's consecutive)
+  bool fetch_next = true;    // the next tile's rows fetched while this one is computed
+  bool fetch_bands = false;  // each band's rows fetched during the band before
 };
 template <class T>
 Conv2dCall conv2d_packed_call(const Conv2dArgs<T>& a);
