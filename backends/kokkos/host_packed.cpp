@@ -21,11 +21,17 @@ const DeviceInfo& cpu_info() {
   return info;
 }
 
-// f(i) for every i < n on the space's threads; returns when all are done.
+// f(i) for every i < n on the space's threads; returns when all are done. Static: each thread
+// takes one run of consecutive i; dynamic: the threads take the next i as they finish one.
 template <class F>
-void par_for(const char* name, index_t n, const F& f) {
+void par_for(const char* name, index_t n, const F& f, bool dynamic = false) {
   if (n <= 0) return;
-  Kokkos::parallel_for(name, Kokkos::RangePolicy<Exec, Kokkos::IndexType<index_t>>(0, n), [&](const index_t i) { f(i); });
+  if (dynamic)
+    Kokkos::parallel_for(
+        name, Kokkos::RangePolicy<Exec, Kokkos::Schedule<Kokkos::Dynamic>, Kokkos::IndexType<index_t>>(0, n).set_chunk_size(1),
+        [&](const index_t i) { f(i); });
+  else
+    Kokkos::parallel_for(name, Kokkos::RangePolicy<Exec, Kokkos::IndexType<index_t>>(0, n), [&](const index_t i) { f(i); });
   Exec().fence();
 }
 
@@ -105,7 +111,7 @@ void conv2d(const Conv2dArgs<T>& a, const TileConfig& t) {
       return;
     }
     host::conv2d_packed_tile_run(a, t, b / tiles_c, b % tiles_c, tile, buf.ld, call);
-  });
+  }, call.dynamic);
   if (out_of_memory)
     throw Error("backend 'kokkos': cannot allocate " + std::to_string(buf.bytes) + " bytes of conv2d tile buffer per thread");
 }

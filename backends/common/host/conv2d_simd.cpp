@@ -68,21 +68,15 @@ HWY_INLINE void ForPhases(std::index_sequence<S...>, F&& f) {
   (f(std::integral_constant<std::size_t, S>()), ...);
 }
 
-// Fetches rows into the L2, a few lines at every step of this work (a step: one strip, one input
-// row; AVX-512, R = 5, 2048^2: 4 lines a step), so that they arrive while the FMAs run instead of
-// while the next copy or strip waits for them: the next tile's image rows over a tile's work, or
-// the next band's rows over a band's.
-class RowFetch {
+// Fetches the next tile's image rows into the L2, a few lines at every step of this one's work
+// (a step: one strip, one input row; AVX-512, R = 5, 2048^2: 4 lines a step), so that they arrive
+// while the FMAs run instead of while the next tile's copy waits for them.
+class NextTileFetch {
  public:
-  RowFetch() = default;
-  RowFetch(const char* first, std::size_t ld_bytes, std::size_t row_bytes, std::size_t rows, std::size_t steps) {
-    // From the line holding the first element, so that the last partial line is counted too.
-    const std::size_t skew = reinterpret_cast<std::uintptr_t>(first) % 64;
-    row_ = first - skew;
-    ld_ = ld_bytes;
-    lines_ = (row_bytes + skew + 63) / 64;
-    rows_ = first ? rows : 0;
-    per_step_ = steps ? (lines_ * rows_ + steps - 1) / steps : 0;
+  NextTileFetch(const Conv2dTileOptions& o, std::size_t steps)
+      : row_(o.next), ld_(o.next_ld_bytes), lines_((o.next_row_bytes + 63) / 64), rows_(o.next ? o.next_rows : 0) {
+    const std::size_t total = lines_ * rows_;
+    per_step_ = steps ? (total + steps - 1) / steps : 0;
   }
   HWY_INLINE void Step() {
     for (std::size_t i = 0; i < per_step_ && rows_; ++i) {
@@ -96,8 +90,8 @@ class RowFetch {
   }
 
  private:
-  const char* row_ = nullptr;
-  std::size_t ld_ = 0, lines_ = 0, rows_ = 0, line_ = 0, per_step_ = 0;
+  const char* row_;
+  std::size_t ld_, lines_, rows_, line_ = 0, per_step_ = 0;
 };
 
 // Output rows [0, th) x columns [0, tw) of `out` from `tile` (row 0 = input row of output row 0
@@ -110,15 +104,9 @@ HWY_NOINLINE void ConvSlide(const T* tile, std::size_t ld, const T* filter, T* o
   using V = hn::Vec<decltype(d)>;
   constexpr std::size_t CV = SlideVecs<R>(), L = HWY_LANES(T), BC = CV * L;
   const std::size_t rows = th + R - 1;
-  const std::size_t strips = (tw + BC - 1) / BC;
-  RowFetch fetch(opt.next, opt.next_ld_bytes, opt.next_row_bytes, opt.next_rows, strips * rows);
+  NextTileFetch fetch(opt, (tw + BC - 1) / BC * rows);
   for (std::size_t y0 = 0; y0 < rows; y0 += BandRows<R>()) {
     const std::size_t y1 = std::min(rows, y0 + BandRows<R>());
-    // The next band's rows of `tile`, where nothing fetched them before this band.
-    RowFetch ahead = opt.fetch_bands && y1 < rows ? RowFetch(reinterpret_cast<const char*>(tile + y1 * ld), ld * sizeof(T),
-                                                              (strips * BC + R - 1) * sizeof(T),
-                                                              std::min(rows, y1 + BandRows<R>()) - y1, strips * (y1 - y0))
-                                                     : RowFetch();
     for (std::size_t j = 0; j < tw; j += BC) {
       const bool whole = j + BC <= tw;
       T* st = state + (j / BC) * R * BC;
@@ -142,7 +130,6 @@ HWY_NOINLINE void ConvSlide(const T* tile, std::size_t ld, const T* filter, T* o
           }
         }
         fetch.Step();
-        ahead.Step();
         if (y + 1 >= R) {  // output row y - (R - 1), in acc[S], has all R^2 taps
           T* o = out + (y + 1 - R) * ldo + j;
           if (whole && stream) {

@@ -79,6 +79,7 @@ bool transpose_packed_streams(std::size_t out_bytes, std::size_t l3_bytes) {
 
 namespace {
 bool conv2d_reads_in_place() { return tuning_choice<int>("host.conv2d.read", {{"in_place", 1}, {"copy", 0}}) == 1; }
+bool conv2d_dynamic() { return tuning_choice<int>("host.conv2d.schedule", {{"dynamic", 1}, {"static", 0}}) == 1; }
 }  // namespace
 
 template <class T>
@@ -90,10 +91,7 @@ Conv2dCall conv2d_packed_call(const Conv2dArgs<T>& a) {
   Conv2dCall c;
   c.stream = stream < 0 ? transpose_packed_streams(out_bytes, l3) : stream == 1;
   c.in_place = (a.r == 3 || a.r == 5 || a.r == 7) && read_in_place;
-  const int schedule = tuning_choice<int>("host.conv2d.schedule", {{"static", 0}, {"dynamic", 1}, {"dynamic_nofetch", 2}, {"dynamic_bands", 3}});
-  c.dynamic = schedule > 0;
-  c.fetch_next = schedule < 2;
-  c.fetch_bands = schedule == 3;
+  c.dynamic = conv2d_dynamic();
   return c;
 }
 
@@ -118,8 +116,8 @@ TileConfig conv2d_packed_tile(const DeviceInfo& info, const Problem& p) {
   std::size_t rows = info.l2_bytes / 4 / tile_row;
   rows = rows > halo + 4 ? (rows - halo) / 4 * 4 : 4;
   if (p.k == 3 || p.k == 5 || p.k == 7) {
-    // Whole-width tiles are row bands of the image, split statically across the threads: as many
-    // bands as a multiple of the threads, of nearly equal heights (the strips take any height).
+    // Whole-width tiles are row bands of the image: as many bands as a multiple of the threads, of
+    // nearly equal heights (the strips take any height), so that a static split is even too.
     const std::size_t h = std::size_t(std::max<index_t>(p.m, 1)), threads = std::size_t(std::max(info.compute_units, 1));
     const std::size_t across = (std::size_t(std::max<index_t>(p.n, 1)) + cols - 1) / cols;
     std::size_t bands = (h + rows - 1) / rows;
@@ -196,17 +194,21 @@ void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t
   const index_t i0 = bi * t.rows, j0 = bj * t.cols;
   const index_t i1 = std::min<index_t>(i0 + t.rows, a.h), j1 = std::min<index_t>(j0 + t.cols, a.w);
   T* state = tile + (t.rows + a.r - 1) * ld;
-  // The tile this thread computes next, its image rows fetched into the L2 meanwhile: both drivers
-  // hand a thread consecutive tiles, row by row.
+  // Split statically, a thread computes consecutive tiles, row by row: the next one's image rows
+  // are fetched into the L2 while this one is computed. Handed out one at a time, the next tile is
+  // most likely another thread's.
   simd::Conv2dTileOptions next;
   const index_t tiles_c = ceil_div(a.w, index_t(t.cols)), nt = bi * tiles_c + bj + 1;
-  if (call.fetch_next && nt < ceil_div(a.h, index_t(t.rows)) * tiles_c) {
+  if (!call.dynamic && nt < ceil_div(a.h, index_t(t.rows)) * tiles_c) {
     const index_t ni0 = nt / tiles_c * t.rows, nj0 = nt % tiles_c * t.cols;
     const index_t y_lo = std::max<index_t>(0, ni0 - half), y_hi = std::min<index_t>(a.h, ni0 + t.rows + half);
     const index_t x_lo_n = std::max<index_t>(0, nj0 - half), x_hi_n = std::min<index_t>(a.w, nj0 + t.cols + half);
-    next.next = reinterpret_cast<const char*>(a.in + y_lo * a.ld_in + x_lo_n);
+    // From the line holding the first element, so that the last partial line is counted too.
+    const std::uintptr_t first = reinterpret_cast<std::uintptr_t>(a.in + y_lo * a.ld_in + x_lo_n);
+    const std::size_t skew = first % 64;
+    next.next = reinterpret_cast<const char*>(first - skew);
     next.next_ld_bytes = std::size_t(a.ld_in) * sizeof(T);
-    next.next_row_bytes = std::size_t(x_hi_n - x_lo_n) * sizeof(T);
+    next.next_row_bytes = std::size_t(x_hi_n - x_lo_n) * sizeof(T) + skew;
     next.next_rows = std::size_t(y_hi - y_lo);
   }
   // Read in place: the outputs whose whole window lies inside the image, in whole strips (rows
@@ -217,7 +219,6 @@ void conv2d_packed_tile_run(const Conv2dArgs<T>& a, const TileConfig& t, index_t
   if (!call.in_place || ri_hi <= ri_lo || ci_hi <= ci_lo) {
     conv2d_run_copied(a, bc, tile, ld, i0, i1, j0, j1, state, call.stream, next);
   } else {
-    next.fetch_bands = call.fetch_bands;
     const simd::Conv2dTileOptions none;
     conv2d_run(a, a.in + (ri_lo - half) * a.ld_in + (ci_lo - half), a.ld_in, ri_lo, ri_hi, ci_lo, ci_hi, state,
                call.stream, next);
@@ -243,12 +244,13 @@ std::string conv2d_packed_kernel(DType t, index_t r) {
   const std::size_t bc = simd::conv2d_block_cols(t, r);
   if (r == 3 || r == 5 || r == 7)
     return fmt::format("{} strips of {} columns sliding down the tile in bands of {} rows, {} rows of accumulators, "
-                       "{}; the next tile prefetched, outputs beyond the caches streamed where strips are whole lines",
+                       "{}; {}, outputs beyond the caches streamed where strips are whole lines",
                        simd::target_name(), bc, 4 * r, r,
                        conv2d_reads_in_place() ? "reading the image in place (the frame copied with its zero halo)"
-                                               : "each tile copied with its halo");
-  return fmt::format("{} register blocks of 4 rows x {} columns, each tile copied with its halo", simd::target_name(),
-                     bc);
+                                               : "each tile copied with its halo",
+                       conv2d_dynamic() ? "tiles handed out one at a time" : "the next tile prefetched");
+  return fmt::format("{} register blocks of 4 rows x {} columns, each tile copied with its halo; {}", simd::target_name(),
+                     bc, conv2d_dynamic() ? "tiles handed out one at a time" : "the next tile prefetched");
 }
 
 template Conv2dCall conv2d_packed_call<float>(const Conv2dArgs<float>&);

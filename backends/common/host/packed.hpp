@@ -145,16 +145,16 @@ struct Conv2dBuffer {
   std::size_t bytes = 0;
 };
 Conv2dBuffer conv2d_packed_buffer(DType dt, index_t r, const TileConfig& t);
-// How every tile of one call runs, read once per call (the tunings host.conv2d.stream and
-// host.conv2d.read): whether the outputs stream past the caches (auto: the size rule of
-// transpose_packed_streams), and whether the strips (R = 3, 5, 7) read the tile's interior from
-// the image where it stands, copying only the frame whose windows reach outside it.
+// How every tile of one call runs, read once per call (the tunings host.conv2d.stream,
+// host.conv2d.read and host.conv2d.schedule): whether the outputs stream past the caches (auto:
+// the size rule of transpose_packed_streams), whether the strips (R = 3, 5, 7) read the tile's
+// interior from the image where it stands, copying only the frame whose windows reach outside it,
+// and whether the drivers hand the tiles out one at a time (else statically, each thread's
+// consecutive, the next one fetched into the L2 while this one is computed).
 struct Conv2dCall {
   bool stream = false;
   bool in_place = false;
-  bool dynamic = false;      // tiles handed out one at a time (else each thread's consecutive)
-  bool fetch_next = true;    // the next tile's rows fetched while this one is computed
-  bool fetch_bands = false;  // each band's rows fetched during the band before
+  bool dynamic = true;
 };
 template <class T>
 Conv2dCall conv2d_packed_call(const Conv2dArgs<T>& a);

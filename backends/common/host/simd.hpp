@@ -95,9 +95,6 @@ struct Conv2dTileOptions {
   // wait on memory between two tiles' arithmetic.
   const char* next = nullptr;
   std::size_t next_ld_bytes = 0, next_row_bytes = 0, next_rows = 0;
-  // Also fetch each band's rows of `tile` into the L2 during the band before (R = 3, 5, 7): for a
-  // tile read in place that no earlier tile's `next` brought in.
-  bool fetch_bands = false;
 };
 void conv2d_tile(const Conv2dArgs<float>& a, const float* tile, index_t tile_ld, index_t i0, index_t j0, index_t th,
                  index_t tw, float* state, const Conv2dTileOptions& opt);
