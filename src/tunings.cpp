@@ -66,7 +66,7 @@ std::vector<Tuning> make_table() {
       alternatives("host.conv2d.stream", "host", {"auto", "off", "on"}, "auto",
                    "optimized conv2d on a host (openmp, kokkos): outputs streamed past the caches by the size rule (auto), never, or always"),
       alternatives("host.conv2d.read", "host", {"in_place", "copy"}, "in_place",
-                   "optimized conv2d on a host, strips (R = 3, 5, 7): each tile's interior read from the image in place and only the frame whose windows reach outside it copied, or the whole tile copied with its halo"),
+                   "optimized conv2d on a host (openmp, kokkos), strips (R = 3, 5, 7): each tile's interior read from the image in place and only the frame whose windows reach outside it copied, or the whole tile copied with its halo"),
       alternatives("host.conv2d.schedule", "host", {"dynamic", "static"}, "dynamic",
                    "optimized conv2d on a host (openmp, kokkos): tiles handed out to the threads one at a time, or split statically, each thread's consecutive and the next one's rows fetched into the L2 meanwhile"),
       // ---- openmp (docs/design/simd-highway.md, openmp-gemm-*.md)
