@@ -239,8 +239,9 @@ std::string transpose_packed_kernel(DType t) {
   return fmt::format("{} in-register {}x{} transposes", simd::target_name(), lanes, lanes);
 }
 std::string conv2d_packed_kernel(DType t, index_t r) {
-  if (r < 0) return fmt::format("{} strips sliding down the tile (R = 3, 5, 7), register blocks of 4 rows (other R)",
-                                simd::target_name());
+  if (r < 0)
+    return fmt::format("{} strips sliding down the tile (R = 3, 5, 7), register blocks of 4 rows (other R); {}",
+                       simd::target_name(), conv2d_dynamic() ? "tiles handed out one at a time" : "the next tile prefetched");
   const std::size_t bc = simd::conv2d_block_cols(t, r);
   if (r == 3 || r == 5 || r == 7)
     return fmt::format("{} strips of {} columns sliding down the tile in bands of {} rows, {} rows of accumulators, "
