@@ -57,16 +57,16 @@ void conv2d_optimized(const Conv2dArgs<T>& a, const TileConfig& t) {
   {
     T* tile = static_cast<T*>(tls_a_pack.get(buf.bytes));
     if (!tile) out_of_memory = true;
+    const auto run = [&](index_t b) {
+      if (tile) host::conv2d_packed_tile_run(a, t, b / tiles_c, b % tiles_c, tile, buf.ld, call);
+    };
+    // The schedule is a clause, not a value: one loop per kind.
     if (call.dynamic) {
-#pragma omp for schedule(dynamic, 1) collapse(2)
-      for (index_t bi = 0; bi < tiles_r; ++bi)
-        for (index_t bj = 0; bj < tiles_c; ++bj)
-          if (tile) host::conv2d_packed_tile_run(a, t, bi, bj, tile, buf.ld, call);
+#pragma omp for schedule(dynamic, 1)
+      for (index_t b = 0; b < tiles_r * tiles_c; ++b) run(b);
     } else {
-#pragma omp for schedule(static) collapse(2)
-      for (index_t bi = 0; bi < tiles_r; ++bi)
-        for (index_t bj = 0; bj < tiles_c; ++bj)
-          if (tile) host::conv2d_packed_tile_run(a, t, bi, bj, tile, buf.ld, call);
+#pragma omp for schedule(static)
+      for (index_t b = 0; b < tiles_r * tiles_c; ++b) run(b);
     }
   }
   if (out_of_memory)
