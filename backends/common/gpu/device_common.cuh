@@ -187,15 +187,33 @@ __device__ __forceinline__ void store_pair(T* c, int col, int n, T v0, T v1, T b
 // everyone's visible. The same barrier means every warp has finished step t - 1, whose stage the
 // copies issued next reuse. Every iteration commits a group (empty past the end), so the count of
 // pending groups stays exact.
-template <int kStages, int BK, class Load, class Compute, class Barrier>
-__device__ __forceinline__ void k_pipeline(int k, Load&& load, Compute&& compute, Barrier&& barrier) {
+//
+// fast: the block's copies need no bounds (it lies wholly inside C and its operands allow the
+// copies steady issues). Its steps whose copies are a whole K step then run steady(t, read, write)
+// instead: the copies of step t + kStages - 1 into stage write and the compute of stage read, with
+// no condition left in the step, so the compiler can interleave the copies' instructions with the
+// compute's (behind a condition they ran alone at the step's top, after the barrier, while the
+// tensor or FMA units waited: docs/design/gpu-dgemm-dmma.md).
+template <int kStages, int BK, class Load, class Compute, class Steady, class Barrier>
+__device__ __forceinline__ void k_pipeline(int k, bool fast, Load&& load, Compute&& compute, Steady&& steady,
+                                           Barrier&& barrier) {
   const int steps = (k + BK - 1) / BK;
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < steps) load(s, s * BK);
     async_group::commit();
   }
-  for (int t = 0; t < steps; ++t) {
+  int t = 0;
+  if (fast)
+    for (int read = 0, write = kStages - 1; t + kStages - 1 < k / BK; ++t) {
+      async_group::wait<kStages - 2>();
+      barrier();
+      steady(t, read, write);
+      async_group::commit();
+      read = read + 1 == kStages ? 0 : read + 1;
+      write = write + 1 == kStages ? 0 : write + 1;
+    }
+  for (; t < steps; ++t) {
     async_group::wait<kStages - 2>();
     barrier();
     const int next = t + kStages - 1;
@@ -203,6 +221,10 @@ __device__ __forceinline__ void k_pipeline(int k, Load&& load, Compute&& compute
     async_group::commit();
     compute(t % kStages);
   }
+}
+template <int kStages, int BK, class Load, class Compute, class Barrier>
+__device__ __forceinline__ void k_pipeline(int k, Load&& load, Compute&& compute, Barrier&& barrier) {
+  k_pipeline<kStages, BK>(k, false, load, compute, [](int, int, int) {}, barrier);
 }
 
 // Warp MMA accumulators (MI x NJ tiles of 16 x 8, four values a thread each) set to zero.

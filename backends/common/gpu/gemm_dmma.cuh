@@ -150,13 +150,35 @@ __device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int
     double* as = smem + s * STAGE;
     gemm_parts::copy_tiles<double, BM, BN, BK, NT, LDA, LDB>(g, as, as + A_STAGE, m0, n0, p0, tid, vec);
   };
+  // A block wholly inside C whose operands allow 16-byte copies copies every whole K step as PIECES
+  // 16-byte copies a thread (copy_tiles' vectors, the same ones in the same places) from two
+  // pointers set up once, without bounds, predicates or source sizes. copy_tiles spends ~25 SASS
+  // instructions on each of its copies; these are a copy and an address add.
+  constexpr int A_VROW = BK / 2, B_VROW = BN / 2;            // 16-byte vectors a row
+  constexpr int A_RS = NT / A_VROW, B_RS = NT / B_VROW;      // rows between a thread's copies
+  constexpr int A_PER = BM / A_RS, PIECES = A_PER + BK / B_RS;
+  static_assert(NT % A_VROW == 0 && NT % B_VROW == 0 && BM % A_RS == 0 && BK % B_RS == 0,
+                "whole rows of 16-byte copies per pass");
+  const bool fast = vec && m0 + BM <= g.m && n0 + BN <= g.n;
+  const int a_r = tid / A_VROW, a_c = (tid % A_VROW) * 2, b_r = tid / B_VROW, b_c = (tid % B_VROW) * 2;
+  const double* a_src = g.a + (fast ? (m0 + a_r) * g.lda + a_c : 0);
+  const double* b_src = g.b + (fast ? b_r * g.ldb + n0 + b_c : 0);
+  auto copy_piece = [&](int s, int p0, int q) {  // q: a compile-time index once unrolled
+    double* as = smem + s * STAGE;
+    if (q < A_PER)
+      async_group::copy_full<16>(as + (a_r + q * A_RS) * LDA + a_c, a_src + q * A_RS * g.lda + p0);
+    else
+      async_group::copy_full<16>(as + A_STAGE + (b_r + (q - A_PER) * B_RS) * LDB + b_c,
+                                 b_src + (p0 + (q - A_PER) * B_RS) * g.ldb);
+  };
 
   double acc[MP][NJ][4];
   gemm_parts::zero_fragments(acc);
 
   // One step from stage s: the B fragments of all NJ columns (4 k-slices each) stay in registers
-  // while the A fragments stream through one 16-row pair at a time.
-  auto compute = [&](int s) {
+  // while the A fragments stream through one 16-row pair at a time; between(i) runs before the
+  // i-th pair (a steady step's copies, spread over the step).
+  auto compute = [&](int s, auto&& between) {
     const double* as = smem + s * STAGE + (wm0 + gq) * LDA + tq;
     const double* bs = smem + s * STAGE + A_STAGE + tq * LDB + wn0 + gq;
     double b[NJ][4];
@@ -166,6 +188,7 @@ __device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int
       for (int v = 0; v < 4; ++v) b[j][v] = bs[4 * v * LDB + 8 * j];
 #pragma unroll
     for (int i = 0; i < MP; ++i) {
+      between(i);
       double a[8];
 #pragma unroll
       for (int v = 0; v < 4; ++v) {
@@ -187,7 +210,18 @@ __device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int
     }
   };
 
-  gemm_parts::k_pipeline<kStages, BK>(g.k, load, compute, barrier);
+  // A steady step's copies (of step t + kStages - 1), PIECES / MP before each 16-row pair rather
+  // than all at the step's top, so that their issue queues between the fragment reads and MMAs.
+  static_assert(PIECES % MP == 0, "whole copies per 16-row pair");
+  auto steady = [&](int t, int read, int write) {
+    const int p0 = (t + kStages - 1) * BK;
+    compute(read, [&](int i) {
+#pragma unroll
+      for (int q = i * (PIECES / MP); q < (i + 1) * (PIECES / MP); ++q) copy_piece(write, p0, q);
+    });
+  };
+  gemm_parts::k_pipeline<kStages, BK>(
+      g.k, fast, load, [&](int s) { compute(s, [](int) {}); }, steady, barrier);
   // acc[i][j] holds C[wm0 + 16 i + 8 v1 + g][wn0 + 8 j + 2 t + v0] at v0 + 2 v1: 16-byte stores of
   // two columns where C allows them. beta == 0 never reads C.
   gemm_parts::store_fragments<double, double2>(g, acc, m0 + wm0 + gq, n0 + wn0 + 2 * tq, cvec);
