@@ -160,6 +160,46 @@ __device__ __forceinline__ void copy_tiles(const GemmParams<T>& g, T* as, T* bs,
   }
 }
 
+// copy_tiles' 16-byte copies (the same vectors into the same places) for a block wholly inside C whose
+// A and B allow them (fast): PIECES copies a thread and K step, from two pointers set up once, without
+// bounds, predicates or source sizes. copy_tiles spends ~25 SASS instructions on each of its copies
+// (parameter reloads, 64-bit products, bounds predicates); these are a copy and an address add. With
+// fast false the pointers are the matrices' bases and no piece may be issued.
+template <class T, int BM, int BN, int BK, int NT, int LDA, int LDB>
+struct WholeStepCopies {
+  static constexpr int E = 16 / int(sizeof(T));
+  static constexpr int A_VROW = BK / E, B_VROW = BN / E;        // 16-byte vectors a row
+  static constexpr int A_RS = NT / A_VROW, B_RS = NT / B_VROW;  // rows between a thread's copies
+  static constexpr int A_PER = BM / A_RS, PIECES = A_PER + BK / B_RS;
+  static_assert(NT % A_VROW == 0 && NT % B_VROW == 0 && BM % A_RS == 0 && BK % B_RS == 0,
+                "whole rows of 16-byte copies per pass");
+  const T* a;
+  const T* b;
+  int lda, ldb, a_dst, b_dst;
+  __device__ WholeStepCopies(const GemmParams<T>& g, int m0, int n0, int tid, bool fast)
+      : a(g.a + (fast ? (m0 + tid / A_VROW) * g.lda + (tid % A_VROW) * E : 0)),
+        b(g.b + (fast ? (tid / B_VROW) * g.ldb + n0 + (tid % B_VROW) * E : 0)), lda(g.lda), ldb(g.ldb),
+        a_dst((tid / A_VROW) * LDA + (tid % A_VROW) * E), b_dst((tid / B_VROW) * LDB + (tid % B_VROW) * E) {}
+  // Copy q (a compile-time index once unrolled) of the step starting at p0, into a stage's A (as) and B (bs).
+  __device__ __forceinline__ void piece(T* as, T* bs, int p0, int q) const {
+    if (q < A_PER)
+      async_group::copy_full<16>(as + a_dst + q * A_RS * LDA, a + q * A_RS * lda + p0);
+    else
+      async_group::copy_full<16>(bs + b_dst + (q - A_PER) * B_RS * LDB, b + (p0 + (q - A_PER) * B_RS) * ldb);
+  }
+  // A compute hook that issues the step's copies PIECES / PARTS at a time, part i before the i-th of
+  // PARTS pieces of a step's compute, rather than all at the step's top: their issue then queues
+  // between the fragment loads and MMAs.
+  template <int PARTS>
+  __device__ __forceinline__ auto spread(T* as, T* bs, int p0) const {
+    static_assert(PIECES % PARTS == 0, "whole copies per part");
+    return [=](int i) {
+#pragma unroll
+      for (int q = i * (PIECES / PARTS); q < (i + 1) * (PIECES / PARTS); ++q) piece(as, bs, p0, q);
+    };
+  }
+};
+
 // Two adjacent columns of C at c (column col of n), v0 and v1 already times alpha: one 8- or 16-byte
 // store where C allows it (cvec: aligned base, even ldc) and both columns are inside, else one
 // element at a time. beta == 0 never reads C (it may hold NaN).

@@ -150,27 +150,9 @@ __device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int
     double* as = smem + s * STAGE;
     gemm_parts::copy_tiles<double, BM, BN, BK, NT, LDA, LDB>(g, as, as + A_STAGE, m0, n0, p0, tid, vec);
   };
-  // A block wholly inside C whose operands allow 16-byte copies copies every whole K step as PIECES
-  // 16-byte copies a thread (copy_tiles' vectors, the same ones in the same places) from two
-  // pointers set up once, without bounds, predicates or source sizes. copy_tiles spends ~25 SASS
-  // instructions on each of its copies; these are a copy and an address add.
-  constexpr int A_VROW = BK / 2, B_VROW = BN / 2;            // 16-byte vectors a row
-  constexpr int A_RS = NT / A_VROW, B_RS = NT / B_VROW;      // rows between a thread's copies
-  constexpr int A_PER = BM / A_RS, PIECES = A_PER + BK / B_RS;
-  static_assert(NT % A_VROW == 0 && NT % B_VROW == 0 && BM % A_RS == 0 && BK % B_RS == 0,
-                "whole rows of 16-byte copies per pass");
+  // A block wholly inside C whose operands allow 16-byte copies copies its whole K steps without bounds.
   const bool fast = vec && m0 + BM <= g.m && n0 + BN <= g.n;
-  const int a_r = tid / A_VROW, a_c = (tid % A_VROW) * 2, b_r = tid / B_VROW, b_c = (tid % B_VROW) * 2;
-  const double* a_src = g.a + (fast ? (m0 + a_r) * g.lda + a_c : 0);
-  const double* b_src = g.b + (fast ? b_r * g.ldb + n0 + b_c : 0);
-  auto copy_piece = [&](int s, int p0, int q) {  // q: a compile-time index once unrolled
-    double* as = smem + s * STAGE;
-    if (q < A_PER)
-      async_group::copy_full<16>(as + (a_r + q * A_RS) * LDA + a_c, a_src + q * A_RS * g.lda + p0);
-    else
-      async_group::copy_full<16>(as + A_STAGE + (b_r + (q - A_PER) * B_RS) * LDB + b_c,
-                                 b_src + (p0 + (q - A_PER) * B_RS) * g.ldb);
-  };
+  const gemm_parts::WholeStepCopies<double, BM, BN, BK, NT, LDA, LDB> copies(g, m0, n0, tid, fast);
 
   double acc[MP][NJ][4];
   gemm_parts::zero_fragments(acc);
@@ -210,15 +192,10 @@ __device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int
     }
   };
 
-  // A steady step's copies (of step t + kStages - 1), PIECES / MP before each 16-row pair rather
-  // than all at the step's top, so that their issue queues between the fragment reads and MMAs.
-  static_assert(PIECES % MP == 0, "whole copies per 16-row pair");
+  // A steady step's copies (of step t + kStages - 1) spread over its 16-row pairs.
   auto steady = [&](int t, int read, int write) {
-    const int p0 = (t + kStages - 1) * BK;
-    compute(read, [&](int i) {
-#pragma unroll
-      for (int q = i * (PIECES / MP); q < (i + 1) * (PIECES / MP); ++q) copy_piece(write, p0, q);
-    });
+    double* ws = smem + write * STAGE;
+    compute(read, copies.template spread<MP>(ws, ws + A_STAGE, (t + kStages - 1) * BK));
   };
   gemm_parts::k_pipeline<kStages, BK>(
       g.k, fast, load, [&](int s) { compute(s, [](int) {}); }, steady, barrier);

@@ -145,19 +145,24 @@ __device__ __forceinline__ void gemm_tf32x3_block(const GemmParams<float>& g, in
     float* as = smem + s * STAGE;
     gemm_parts::copy_tiles<float, BM, BN, BK, NT, LDA, LDB>(g, as, as + A_STAGE, m0, n0, p0, tid, vec);
   };
+  // A block wholly inside C whose operands allow 16-byte copies copies its whole K steps without bounds.
+  const bool fast = vec && m0 + BM <= g.m && n0 + BN <= g.n;
+  const gemm_parts::WholeStepCopies<float, BM, BN, BK, NT, LDA, LDB> copies(g, m0, n0, tid, fast);
 
   float acc[MI][NJ][4];  // the running sums (FADD)
   gemm_parts::zero_fragments(acc);
 
   // One step from stage s: the step's products summed by the tensor cores from zero (the first
-  // product of each tile reads zeros), then added to the running sums.
-  auto compute = [&](int s) {
+  // product of each tile reads zeros), then added to the running sums. between(kk) runs before the
+  // kk-th 8-deep slice (a steady step's copies, spread over the step).
+  auto compute = [&](int s, auto&& between) {
     const float* as = smem + s * STAGE + (wm0 + gq) * LDA + tq;
     const float* bs = smem + s * STAGE + A_STAGE + tq * LDB + wn0 + gq;
     constexpr float kZero[4] = {0.0f, 0.0f, 0.0f, 0.0f};
     float part[MI][NJ][4];
 #pragma unroll
     for (int kk = 0; kk < BK / 8; ++kk) {
+      between(kk);
       unsigned ab[MI][4], asm_[MI][4], bb[NJ][2], bsm[NJ][2];  // big and small parts
 #pragma unroll
       for (int i = 0; i < MI; ++i)
@@ -192,7 +197,12 @@ __device__ __forceinline__ void gemm_tf32x3_block(const GemmParams<float>& g, in
         for (int e = 0; e < 4; ++e) acc[i][j][e] += part[i][j][e];
   };
 
-  gemm_parts::k_pipeline<kStages, BK>(g.k, load, compute, barrier);
+  auto steady = [&](int t, int read, int write) {
+    float* ws = smem + write * STAGE;
+    compute(read, copies.template spread<BK / 8>(ws, ws + A_STAGE, (t + kStages - 1) * BK));
+  };
+  gemm_parts::k_pipeline<kStages, BK>(
+      g.k, fast, load, [&](int s) { compute(s, [](int) {}); }, steady, barrier);
   // acc[i][j][e] holds C[wm0 + 16 i + 8 (e / 2) + g][wn0 + 8 j + 2 t + e % 2]: 8-byte stores of two
   // columns where C allows them. beta == 0 never reads C.
   gemm_parts::store_fragments<float, float2>(g, acc, m0 + wm0 + gq, n0 + wn0 + 2 * tq, cvec);

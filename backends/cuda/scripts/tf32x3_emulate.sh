@@ -203,10 +203,12 @@ int main() {
   int fails = 0;
   // The common shapes (odd, primes, 1x1x1, k = 0, ld pads, an unaligned base, alpha and beta with
   // beta = 0 over NaN), then alpha = 0 with k > 0, several blocks and partial steps of each tile,
-  // and a longer k.
+  // a longer k, and blocks inside C whose whole K steps run steady.
   const auto shapes = shapes_and({{128, 128, 64, 0, 0, 0, 0, 1, 0}, {259, 130, 75, 0, 0, 0, 0, 1, 0},
                                    {61, 67, 41, 0, 0, 2, 0, 0, 1.5}, {131, 193, 47, 4, 0, 4, 0, 1, 0.5},
-                                   {2, 3, 517, 0, 0, 0, 0, 1, 0}, {140, 64, 300, 1, 2, 3, 1, -2, 0}});
+                                   {2, 3, 517, 0, 0, 0, 0, 1, 0}, {140, 64, 300, 1, 2, 3, 1, -2, 0},
+                                   // blocks inside C with padded ld: the steady steps' bound-free copies
+                                   {256, 128, 160, 4, 4, 4, 0, 1, 0.5}, {200, 136, 90, 2, 0, 0, 0, 1, 0}});
   for (const Shape& s : shapes) {
     fails += run<128, 128, 32, 2, 4, 3>(s, gen);  // the cuda backend's default
     fails += run<128, 64, 16, 2, 2, 3>(s, gen);   // the 48 KiB shape (the kokkos backend's)
