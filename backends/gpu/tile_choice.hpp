@@ -159,6 +159,7 @@ struct SgemmVariant {
   bool zig = false;    // the FFMAs of a 4 x 4 product in zigzag order (gemm_sm90.cuh's kZig)
   bool steady = true;  // fast blocks' whole steps in a loop with no condition (gemm_sm90.cuh's kSteady)
   bool spread = false; // ... their copies spread over the step's K indices (gemm_sm90.cuh's kSpread)
+  int spread_k = 1;     // ... a group of copies every spread_k K indices (gemm_sm90.cuh's kSpreadK)
 };
 // A default build compiles the default (dual3efzs), the kernels an explicit tile only gemm_sm90
 // has runs (256x128x8: cub3efzs, the shape kokkos runs; 256x128x16: big3ef; 128x128x32: ddual3)
@@ -178,6 +179,10 @@ inline constexpr SgemmVariant kSgemmVariants[] = {
     {"cub3efz", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true},
     // The steady steps off: the copies behind conditions in every step.
     {"cub3efzb", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true, false},
+    // The spread copies in fewer, larger groups: ptxas puts three never-executed LDS before each
+    // separate LDGSTS, 48 issue slots a step when the copies come one or two per K index.
+    {"dual3efzs4", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true, true, true, 4},
+    {"dual3efzs8", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true, true, true, 8},
 #endif
 };
 inline constexpr int kSgemmVariantCount = int(sizeof(kSgemmVariants) / sizeof(kSgemmVariants[0]));

@@ -71,7 +71,7 @@ __host__ __device__ constexpr int threads(int bm, int bn, int tm, int tn) { retu
 // and the block's barrier. gemm_sm90_kernel below is the cuda backend's launch; the kokkos
 // backend runs the same body in a Kokkos team (team scratch, team_barrier: backends/kokkos/gemm.cpp).
 template <int BM, int BN, int BK, int TM, int TN, int kStages, bool kEarly = false, bool kFast = false, int KU = BK,
-          int AHEAD = 1, bool kZig = false, bool kSteady = true, bool kSpread = false, class Barrier>
+          int AHEAD = 1, bool kZig = false, bool kSteady = true, bool kSpread = false, int kSpreadK = 1, class Barrier>
 __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int tiles_x, int tiles_y, int bvec,
                                                 int cvec, int pid, int tid, float* smem, Barrier barrier) {
   using namespace sgemm;
@@ -259,10 +259,15 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
 #pragma unroll
       for (int u = 0; u < KU; ++u) {
         const int kk = k0 + u, j = kk + AHEAD;  // every group, and step t + 1, start in buffer 0
-        if constexpr (kPieces) {  // pieces [u P / BK, (u + 1) P / BK); the group closes before the wait below
+        if constexpr (kPieces) {  // every kSpreadK K indices, pieces [h P / H, (h + 1) P / H) of H = BK / kSpreadK
+          constexpr int H = BK / kSpreadK;
+          static_assert(BK % kSpreadK == 0, "whole groups of K indices");
+          if (u % kSpreadK == 0) {
+            const int h = u / kSpreadK;
 #pragma unroll
-          for (int i = u * PIECES / BK; i < (u + 1) * PIECES / BK; ++i) copy_piece(write, (t + kStages - 1) * BK, i);
-          if (u == BK - 1) commit();
+            for (int i = h * PIECES / H; i < (h + 1) * PIECES / H; ++i) copy_piece(write, (t + kStages - 1) * BK, i);
+          }
+          if (u == BK - 1) commit();  // the group closes before the wait below
         }
         if (j < BK) {
           fetch(fr, (u + AHEAD) % NB, read, j);
@@ -322,11 +327,11 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
 }
 
 template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS, bool kEarly = false, bool kFast = false,
-          int KU = BK, int AHEAD = 1, bool kZig = false, bool kSteady = true, bool kSpread = false>
+          int KU = BK, int AHEAD = 1, bool kZig = false, bool kSteady = true, bool kSpread = false, int kSpreadK = 1>
 __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void gemm_sm90_kernel(
     GemmParams<float> g, int tiles_x, int tiles_y, int bvec, int cvec) {
   extern __shared__ __align__(16) unsigned char gemm_sm90_smem[];
-  gemm_sm90_block<BM, BN, BK, TM, TN, kStages, kEarly, kFast, KU, AHEAD, kZig, kSteady, kSpread>(
+  gemm_sm90_block<BM, BN, BK, TM, TN, kStages, kEarly, kFast, KU, AHEAD, kZig, kSteady, kSpread, kSpreadK>(
       g, tiles_x, tiles_y, bvec, cvec, int(blockIdx.x), int(threadIdx.x), reinterpret_cast<float*>(gemm_sm90_smem),
       [] { __syncthreads(); });
 }
