@@ -772,7 +772,7 @@ struct SgemmEnv : TuningScope {
 TEST(TileChoiceSgemm, CompiledVariantsAreTheTuningsValues) {
   const Tuning& t = find_tuning("cuda.sgemm.kernel");
   EXPECT_EQ(t.default_value, "auto");
-  EXPECT_EQ(std::string(kSgemmVariants[kSgemmDefault].name), "dual3efzs");
+  EXPECT_EQ(std::string(kSgemmVariants[kSgemmDefault].name), "dual3efzs4");
   for (int i = 0; i < kSgemmVariantCount; ++i)
     EXPECT_NE(std::find(t.values.begin(), t.values.end(), kSgemmVariants[i].name), t.values.end()) << kSgemmVariants[i].name;
   int named = 0;
@@ -785,7 +785,7 @@ TEST(TileChoiceSgemm, CompiledVariantsAreTheTuningsValues) {
     }
   }
   EXPECT_EQ(kSgemmVariantCount, sweeps_built() ? named : 5);
-  for (const char* name : {"sm80", "dual3efzs", "cub3efzs", "big3ef", "ddual3"}) EXPECT_GE(sgemm_index(name), 0) << name;
+  for (const char* name : {"sm80", "dual3efzs4", "cub3efzs", "big3ef", "ddual3"}) EXPECT_GE(sgemm_index(name), 0) << name;
 }
 
 TEST(TileChoiceSgemm, EachNamedVariantPlansItsKernelAtEverySizeOnTheH200) {
@@ -836,7 +836,7 @@ TEST(TileChoiceSgemm, DefaultStepsDownForSmallProblemsAndOtherDevicesKeepTheSm80
   // The explicit tiles only gemm_sm90 has run the compiled kernel of that tile most like the
   // default (every build has them), and each plans itself again.
   for (const auto& [tile, name] : {std::pair{TileConfig{256, 128, 8}, "cub3efzs"}, std::pair{TileConfig{256, 128, 16}, "big3ef"},
-                                   std::pair{TileConfig{128, 128, 32}, "ddual3"}, std::pair{TileConfig{128, 128, 16}, "dual3efzs"}}) {
+                                   std::pair{TileConfig{128, 128, 32}, "ddual3"}, std::pair{TileConfig{128, 128, 16}, "dual3efzs4"}}) {
     const LaunchPlan pl = plan_launch(h200(), Variant::optimized, big, tile);
     EXPECT_EQ(std::string(kSgemmVariants[pl.sgemm].name), name) << tile.str();
     EXPECT_EQ(plan_launch(h200(), Variant::optimized, big, pl.tile).sgemm, pl.sgemm) << tile.str();
@@ -845,7 +845,7 @@ TEST(TileChoiceSgemm, DefaultStepsDownForSmallProblemsAndOtherDevicesKeepTheSm80
     {
       SgemmEnv e("cub3efzs");
       EXPECT_EQ(std::string(kSgemmVariants[plan_launch(h200(), Variant::optimized, big, {128, 128, 16}).sgemm].name),
-                "dual3efzs");
+                "dual3efzs4");
     }
     // An explicit 256x128x16 is only gemm_sm90's: it runs there even under sm80.
     SgemmEnv e("sm80");
@@ -877,7 +877,7 @@ TEST(TileChoiceSgemm, UnknownNameIsAnError) {
     SgemmEnv e("warp9");
     ADD_FAILURE() << "accepted cuda.sgemm.kernel=warp9";
   } catch (const Error& err) {
-    EXPECT_NE(std::string(err.what()).find("dual3efzs"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("dual3efzs4"), std::string::npos) << err.what();
   }
   // A measured loser removed from the build is unknown too.
   EXPECT_THROW(SgemmEnv("big3"), Error);
