@@ -161,10 +161,10 @@ __device__ __forceinline__ void copy_tiles(const GemmParams<T>& g, T* as, T* bs,
 }
 
 // copy_tiles' 16-byte copies (the same vectors into the same places) for a block wholly inside C whose
-// A and B allow them (fast): PIECES copies a thread and K step, from two pointers set up once, without
-// bounds, predicates or source sizes. copy_tiles spends ~25 SASS instructions on each of its copies
-// (parameter reloads, 64-bit products, bounds predicates); these are a copy and an address add. With
-// fast false the pointers are the matrices' bases and no piece may be issued.
+// A and B allow them (vec): then fast, and PIECES copies a thread and K step come from two pointers
+// set up once, without bounds, predicates or source sizes. copy_tiles spends ~25 SASS instructions on
+// each of its copies (parameter reloads, 64-bit products, bounds predicates); these are a copy and an
+// address add. Where fast is false the pointers are the matrices' bases and no piece may be issued.
 template <class T, int BM, int BN, int BK, int NT, int LDA, int LDB>
 struct WholeStepCopies {
   static constexpr int E = 16 / int(sizeof(T));
@@ -173,11 +173,13 @@ struct WholeStepCopies {
   static constexpr int A_PER = BM / A_RS, PIECES = A_PER + BK / B_RS;
   static_assert(NT % A_VROW == 0 && NT % B_VROW == 0 && BM % A_RS == 0 && BK % B_RS == 0,
                 "whole rows of 16-byte copies per pass");
+  const bool fast;
   const T* a;
   const T* b;
   int lda, ldb, a_dst, b_dst;
-  __device__ WholeStepCopies(const GemmParams<T>& g, int m0, int n0, int tid, bool fast)
-      : a(g.a + (fast ? (m0 + tid / A_VROW) * g.lda + (tid % A_VROW) * E : 0)),
+  __device__ WholeStepCopies(const GemmParams<T>& g, int m0, int n0, int tid, int vec)
+      : fast(vec && m0 + BM <= g.m && n0 + BN <= g.n),
+        a(g.a + (fast ? (m0 + tid / A_VROW) * g.lda + (tid % A_VROW) * E : 0)),
         b(g.b + (fast ? (tid / B_VROW) * g.ldb + n0 + (tid % B_VROW) * E : 0)), lda(g.lda), ldb(g.ldb),
         a_dst((tid / A_VROW) * LDA + (tid % A_VROW) * E), b_dst((tid / B_VROW) * LDB + (tid % B_VROW) * E) {}
   // Copy q (a compile-time index once unrolled) of the step starting at p0, into a stage's A (as) and B (bs).
@@ -261,10 +263,6 @@ __device__ __forceinline__ void k_pipeline(int k, bool fast, Load&& load, Comput
     async_group::commit();
     compute(t % kStages);
   }
-}
-template <int kStages, int BK, class Load, class Compute, class Barrier>
-__device__ __forceinline__ void k_pipeline(int k, Load&& load, Compute&& compute, Barrier&& barrier) {
-  k_pipeline<kStages, BK>(k, false, load, compute, [](int, int, int) {}, barrier);
 }
 
 // Warp MMA accumulators (MI x NJ tiles of 16 x 8, four values a thread each) set to zero.

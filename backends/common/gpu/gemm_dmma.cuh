@@ -151,8 +151,7 @@ __device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int
     gemm_parts::copy_tiles<double, BM, BN, BK, NT, LDA, LDB>(g, as, as + A_STAGE, m0, n0, p0, tid, vec);
   };
   // A block wholly inside C whose operands allow 16-byte copies copies its whole K steps without bounds.
-  const bool fast = vec && m0 + BM <= g.m && n0 + BN <= g.n;
-  const gemm_parts::WholeStepCopies<double, BM, BN, BK, NT, LDA, LDB> copies(g, m0, n0, tid, fast);
+  const gemm_parts::WholeStepCopies<double, BM, BN, BK, NT, LDA, LDB> copies(g, m0, n0, tid, vec);
 
   double acc[MP][NJ][4];
   gemm_parts::zero_fragments(acc);
@@ -198,7 +197,7 @@ __device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int
     compute(read, copies.template spread<MP>(ws, ws + A_STAGE, (t + kStages - 1) * BK));
   };
   gemm_parts::k_pipeline<kStages, BK>(
-      g.k, fast, load, [&](int s) { compute(s, [](int) {}); }, steady, barrier);
+      g.k, copies.fast, load, [&](int s) { compute(s, [](int) {}); }, steady, barrier);
   // acc[i][j] holds C[wm0 + 16 i + 8 v1 + g][wn0 + 8 j + 2 t + v0] at v0 + 2 v1: 16-byte stores of
   // two columns where C allows them. beta == 0 never reads C.
   gemm_parts::store_fragments<double, double2>(g, acc, m0 + wm0 + gq, n0 + wn0 + 2 * tq, cvec);

@@ -146,8 +146,7 @@ __device__ __forceinline__ void gemm_tf32x3_block(const GemmParams<float>& g, in
     gemm_parts::copy_tiles<float, BM, BN, BK, NT, LDA, LDB>(g, as, as + A_STAGE, m0, n0, p0, tid, vec);
   };
   // A block wholly inside C whose operands allow 16-byte copies copies its whole K steps without bounds.
-  const bool fast = vec && m0 + BM <= g.m && n0 + BN <= g.n;
-  const gemm_parts::WholeStepCopies<float, BM, BN, BK, NT, LDA, LDB> copies(g, m0, n0, tid, fast);
+  const gemm_parts::WholeStepCopies<float, BM, BN, BK, NT, LDA, LDB> copies(g, m0, n0, tid, vec);
 
   float acc[MI][NJ][4];  // the running sums (FADD)
   gemm_parts::zero_fragments(acc);
@@ -202,7 +201,7 @@ __device__ __forceinline__ void gemm_tf32x3_block(const GemmParams<float>& g, in
     compute(read, copies.template spread<BK / 8>(ws, ws + A_STAGE, (t + kStages - 1) * BK));
   };
   gemm_parts::k_pipeline<kStages, BK>(
-      g.k, fast, load, [&](int s) { compute(s, [](int) {}); }, steady, barrier);
+      g.k, copies.fast, load, [&](int s) { compute(s, [](int) {}); }, steady, barrier);
   // acc[i][j][e] holds C[wm0 + 16 i + 8 (e / 2) + g][wn0 + 8 j + 2 t + e % 2]: 8-byte stores of two
   // columns where C allows them. beta == 0 never reads C.
   gemm_parts::store_fragments<float, float2>(g, acc, m0 + wm0 + gq, n0 + wn0 + 2 * tq, cvec);
