@@ -195,7 +195,7 @@ struct WholeStepCopies {
   template <int PARTS>
   __device__ __forceinline__ auto spread(T* as, T* bs, int p0) const {
     static_assert(PIECES % PARTS == 0, "whole copies per part");
-    return [=](int i) {
+    return [this, as, bs, p0](int i) {
 #pragma unroll
       for (int q = i * (PIECES / PARTS); q < (i + 1) * (PIECES / PARTS); ++q) piece(as, bs, p0, q);
     };

@@ -64,6 +64,7 @@ stub = """namespace async_group {
 inline void commit() {}
 template <int pending> inline void wait() {}
 template <int size, class T> inline void copy(T*, const T*, int) {}
+template <int size, class T> inline void copy_full(T*, const T*) {}
 }  // namespace async_group"""
 print("namespace tilekit::gpu {\n" + params + "\n" + stub + "\n" + parts + "\n}  // namespace tilekit::gpu")
 PY
