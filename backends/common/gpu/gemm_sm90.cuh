@@ -59,8 +59,10 @@ __host__ __device__ constexpr int threads(int bm, int bn, int tm, int tn) { retu
 // kZig: each 4 x 4 product walks its columns forward and back on alternate rows, so consecutive
 // FFMAs share an operand register at every turn too (the register reuse cache), not only along a row.
 // kSteady (with kFast): a fast block's steps that copy a whole K step run in a loop of their own with
-// no condition in the step; kSpread (with kSteady, KU = BK, AHEAD = 1): those copies are issued one
-// or two per K index rather than all at the step's top (docs/design/gpu-sgemm-steady-spread.md).
+// no condition in the step; kSpread (with kSteady, KU = BK, AHEAD = 1): those copies are spread over
+// the step rather than all at its top, a group every kSpreadK K indices (1: one or two per index;
+// the default's 4: fewer of the never-executed loads ptxas puts before each separate cp.async)
+// (docs/design/gpu-sgemm-steady-spread.md).
 // MIN_BLOCKS: blocks per SM the register budget must allow (2 blocks of 256 threads: at most 128
 // registers a thread).
 // bvec: B allows 16-byte copies (16-byte aligned base, ldb a multiple of 4; 4-byte copies
