@@ -95,9 +95,9 @@ std::vector<Tuning> make_table() {
                    "optimized gemm's GPU block: thread mapping and B stores (auto: vstore in float, patch in double)"),
       choice("kokkos.dgemm.kernel", "kokkos", {"mma", "block"}, "mma",
              "optimized double gemm on CUDA sm_80+: the cuda DMMA block body in a team, or the generic block (also the step-down elsewhere)"),
-      alternatives("kokkos.sgemm.kernel", "kokkos", {"sm90", "cub", "block"}, "sm90",
+      alternatives("kokkos.sgemm.kernel", "kokkos", {"sm90", "cub", "block", "sm90s1"}, "sm90",
                    "optimized float gemm on sm_90: the cuda block body where it fills the GPU, that body at every size, "
-                   "or the generic block"),
+                   "the generic block, or the body with its copies one per K index instead of in groups"),
       alternatives("kokkos.transpose.kernel", "kokkos", {"block", "lanes"}, "block",
                    "optimized transpose: cuda's block kernel for its compiled tiles, or team threads x vector lanes"),
       alternatives("kokkos.conv2d.kernel", "kokkos", {"block", "strips"}, "block",

@@ -510,14 +510,17 @@ BlockMode block_mode() {
 // needs 49920 bytes of shared memory: above the 48 KiB Kokkos offers a team (Kokkos' CUDA team
 // launches do not opt in to more; "insufficient shared memory" on the H200).
 // The tuning kokkos.sgemm.kernel: sm90 (the default), and the sweep values cub (at every size, so
-// that the conformance suite's small shapes run it) and block (GemmBlock at every size).
-enum class Sm90Mode { sm90, cub, block };
+// that the conformance suite's small shapes run it), block (GemmBlock at every size) and sm90s1
+// (the steady steps' copies one per K index rather than in groups every 4).
+enum class Sm90Mode { sm90, sm90s1, cub, block };
 inline Sm90Mode sm90_mode() {
-  return tuning_choice<Sm90Mode>("kokkos.sgemm.kernel",
-                                 {{"sm90", Sm90Mode::sm90}, {"cub", Sm90Mode::cub}, {"block", Sm90Mode::block}});
+  return tuning_choice<Sm90Mode>("kokkos.sgemm.kernel", {{"sm90", Sm90Mode::sm90},
+                                                         {"sm90s1", Sm90Mode::sm90s1},
+                                                         {"cub", Sm90Mode::cub},
+                                                         {"block", Sm90Mode::block}});
 }
 #if defined(KOKKOS_ENABLE_CUDA)
-template <int BM, int BN, int BK, int TM, int TN, int kStages, int kMinBlocks, bool kBar>
+template <int BM, int BN, int BK, int TM, int TN, int kStages, int kMinBlocks, bool kBar, int kSpreadK = 1>
 struct Sm90Team {
   static constexpr int NT = gpu::sgemm::threads(BM, BN, TM, TN);
   using Policy = Kokkos::TeamPolicy<Kokkos::Cuda, Kokkos::LaunchBounds<NT, kMinBlocks>>;
@@ -539,15 +542,17 @@ struct Sm90Team {
     const int off = __shfl_sync(0xffffffffu, int(p - tilekit_sm90_smem), 0);
     float* smem = reinterpret_cast<float*>(tilekit_sm90_smem + off);
     gpu::gemm_sm90_block<BM, BN, BK, TM, TN, kStages, /*early*/ true, /*fast*/ true, BK, /*ahead*/ 1, /*zig*/ true,
-                         /*steady*/ true, /*spread*/ true>(
+                         /*steady*/ true, /*spread*/ true, kSpreadK>(
         g, tiles_x, tiles_y, bvec, cvec, team.league_rank(), team.team_rank(), smem, [&] { block_barrier<kBar>(team); });
 #else
     (void)team;
 #endif
   }
 };
-template <bool kBar>
-using Sm90Cub = Sm90Team<256, 128, 8, 16, 8, 3, 1, kBar>;
+// The steady steps' copies in groups every 4 K indices, as the cuda default's (one every K index
+// made ptxas put never-executed loads before each: 1.7-1.8% slower, sweep value sm90s1).
+template <bool kBar, int kSpreadK = 4>
+using Sm90Cub = Sm90Team<256, 128, 8, 16, 8, 3, 1, kBar, kSpreadK>;
 #endif
 
 struct CudaFacts {
@@ -707,7 +712,7 @@ template <class T>
 TileConfig auto_tile(Variant v, const Problem& p) {
   const std::size_t s = scratch_max(), e = sizeof(T);
   if (v == Variant::optimized) {
-    if (const std::optional<TileConfig> m = mma::auto_tile(dtype_of<T>())) return *m;  // gemm_mma.hpp
+    if (const std::optional<TileConfig> m = mma::auto_tile(p)) return *m;  // gemm_mma.hpp
     // sm_90 float: cuBLAS's 256 x 128 block while every SM gets one, else GemmBlock's 128 x 128
     // (where the cuda backend steps down to dual3efz, which does not fit a Kokkos team).
     const TileConfig cub{256, 128, 8};
@@ -842,6 +847,8 @@ void gemm(const tilekit::Plan& plan, const GemmArgs<T>& args) {
 #if defined(TILEKIT_HAS_SWEEPS)
         if (!pl.block_barrier)  // kokkos.barrier=team: sweep builds only
           return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub<false>{gp, tiles_n, tiles_m, bvec, cvec});
+        if (sm90_mode() == Sm90Mode::sm90s1)
+          return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub<true, 1>{gp, tiles_n, tiles_m, bvec, cvec});
 #endif
         return launch_team("tilekit::kokkos::gemm_sm90", l, Sm90Cub<true>{gp, tiles_n, tiles_m, bvec, cvec});
       }

@@ -32,12 +32,12 @@ KOKKOS_INLINE_FUNCTION T* stages_of(const Member& team, std::size_t bytes) {
 #endif
 }
 
-// gemm_dmma_block, 64x64x16, 2x2 warps of 32x32, m16n8k16 (sm_90; on sm_80 the same registers
-// feed its 8 m8n8k4), 2 stages. (Bounded for two teams an SM, ptxas gives it 165-168 registers:
-// three fit.)
-template <bool kBar>
+// gemm_dmma_block, 64 x BN x 16, 2x2 warps of 32 x BN/2, m16n8k16 (sm_90; on sm_80 the same
+// registers feed its 8 m8n8k4), 2 stages. 64x64: bounded for two teams an SM, ptxas gives it
+// 165-168 registers, so three fit. 64x96: two teams an SM.
+template <int BN, bool kBar>
 struct DmmaTeam {
-  static constexpr int BM = 64, BN = 64, WARPS_M = 2, WARPS_N = 2, NT = 32 * WARPS_M * WARPS_N, kStages = 2;
+  static constexpr int BM = 64, WARPS_M = 2, WARPS_N = 2, NT = 32 * WARPS_M * WARPS_N, kStages = 2;
   using Policy = Kokkos::TeamPolicy<Kokkos::Cuda, Kokkos::LaunchBounds<NT, 2>>;
   gpu::GemmParams<double> g;
   int tiles_x, tiles_y, vec, cvec;
@@ -77,7 +77,7 @@ struct Tf32x3Team {
 };
 
 struct Device {
-  int major = 0;
+  int major = 0, sms = 0;
   std::size_t smem_per_block = 0;
 };
 const Device& device() {
@@ -87,6 +87,7 @@ const Device& device() {
     if (exec_is_cuda()) {
       const cudaDeviceProp& prop = Kokkos::Cuda().cuda_device_prop();
       r.major = prop.major;
+      r.sms = prop.multiProcessorCount;
       r.smem_per_block = prop.sharedMemPerBlock;
     }
 #endif
@@ -166,13 +167,19 @@ double dmma_peak_gflops(int sms) {
 #endif
 }
 
-std::optional<TileConfig> auto_tile(DType dt) {
-  if (dt == DType::f32) {
+std::optional<TileConfig> auto_tile(const Problem& p) {
+  if (p.dtype == DType::f32) {
     if (tf32x3_here()) return tf32x3_tile();
     return std::nullopt;
   }
-  if (dgemm_here()) return dgemm_tile();
-  return std::nullopt;
+  if (!dgemm_here()) return std::nullopt;
+#if defined(KOKKOS_ENABLE_CUDA)
+  // The cuda backend's rule for its 128x128 block (16 of them an SM): from there on the block's L2
+  // traffic decides, and 64x96 moves a sixth less a flop than 64x64 (H200, 8192³: 22.98 against
+  // 23.41 ms; at 4096³ 64x64 is ahead, 2.749 against 2.766: docs/design/kokkos-gemm-mma.md).
+  if (tiles(p.m, 128) * tiles(p.n, 128) >= 16 * index_t(device().sms)) return dgemm_wide_tile();
+#endif
+  return dgemm_tile();
 }
 
 std::optional<Launch> plan(DType dt, const Problem& p, const TileConfig& t) {
@@ -189,12 +196,11 @@ std::optional<Launch> plan(DType dt, const Problem& p, const TileConfig& t) {
     l.kernel = "the cuda backend's 3xTF32 block (gemm_tf32x3_block) in a Kokkos team: 3 TF32 tensor-core products a "
                "multiply-add (mma.sync m16n8k8), 2x2 warps of 64x32, 3 cp.async stages in team scratch";
   } else {
-    if (!dgemm_here() || !same(t, dgemm_tile())) return std::nullopt;
-    using F = DmmaTeam<true>;
-    l.team = F::NT;
-    l.scratch = F::scratch_bytes();
+    if (!dgemm_here() || !(same(t, dgemm_tile()) || same(t, dgemm_wide_tile()))) return std::nullopt;
+    l.team = DmmaTeam<64, true>::NT;
+    l.scratch = t.cols == 64 ? DmmaTeam<64, true>::scratch_bytes() : DmmaTeam<96, true>::scratch_bytes();
     l.kernel = std::string("the cuda backend's DMMA block (gemm_dmma_block) in a Kokkos team: FP64 tensor cores (mma.sync ") +
-               (device().major >= 9 ? "m16n8k16" : "m8n8k4") + "), 2x2 warps of 32x32, 2 cp.async stages in team scratch";
+               (device().major >= 9 ? "m16n8k16" : "m8n8k4") + "), 2x2 warps of 32x" + std::to_string(t.cols / 2) + ", 2 cp.async stages in team scratch";
   }
   if (!launches(l.team, l.scratch))
     throw Error("gemm optimized tile " + t.str() + ": its team needs " + std::to_string(l.scratch) +
@@ -244,8 +250,13 @@ void gemm(const GemmArgs<double>& a, const TileConfig& t) {
   const int tx = tiles(a.n, t.cols), ty = tiles(a.m, t.rows);
   const int vec = aligned(g.a, 16) && aligned(g.b, 16) && g.lda % 2 == 0 && g.ldb % 2 == 0;
   const int cvec = aligned(g.c, 16) && g.ldc % 2 == 0;
-  if (barrier_is_block()) return launch("tilekit::kokkos::gemm_dmma", tx * ty, DmmaTeam<true>{g, tx, ty, vec, cvec});
-  return launch("tilekit::kokkos::gemm_dmma", tx * ty, DmmaTeam<false>{g, tx, ty, vec, cvec});
+  auto run = [&](auto bn) {
+    constexpr int BN = decltype(bn)::value;
+    if (barrier_is_block()) return launch("tilekit::kokkos::gemm_dmma", tx * ty, DmmaTeam<BN, true>{g, tx, ty, vec, cvec});
+    launch("tilekit::kokkos::gemm_dmma", tx * ty, DmmaTeam<BN, false>{g, tx, ty, vec, cvec});
+  };
+  if (t.cols == 96) return run(std::integral_constant<int, 96>{});
+  run(std::integral_constant<int, 64>{});
 #else
   (void)a, (void)t;
 #endif

@@ -53,7 +53,7 @@ namespace tilekit::gpu { alignas(16) unsigned char gemm_dmma_smem[4 * (128 * 20 
 using namespace tilekit::gpu;
 
 // S: shared stages (tile_choice.hpp's dmma_stages: 4 at 128x128, 3 at 128x64, 2 at 64x64, which is
-// also the kokkos backend's team).
+// also the kokkos backend's teams, 64x64 and 64x96).
 template <int BM, int BN, int WM, int WN, bool W, int S>
 int run(const Shape& s, std::mt19937& gen) {
   Problem<double> p(s, gen);
@@ -78,7 +78,7 @@ int main() {
   // Blocks wholly inside C with padded even ld and K steps to spare: the steady steps' bound-free
   // copies, then the general steps (the last stages, a partial last step, the edge blocks).
   const auto shapes = shapes_and({{128, 128, 64, 0, 0, 0, 0, 1, 0}, {256, 128, 160, 2, 2, 2, 0, -1, 0.25},
-                                  {200, 136, 90, 2, 0, 0, 0, 1, 0}});
+                                  {200, 136, 90, 2, 0, 0, 0, 1, 0}, {128, 288, 80, 2, 2, 2, 0, 1, 0}});
   for (const Shape& s : shapes) {
     fails += run<128, 128, 2, 4, true, 4>(s, gen);
     fails += run<128, 128, 2, 4, false, 4>(s, gen);
@@ -86,6 +86,7 @@ int main() {
     fails += run<64, 64, 2, 2, true, 2>(s, gen);
     fails += run<64, 64, 2, 2, false, 2>(s, gen);
     fails += run<64, 64, 2, 2, true, 3>(s, gen);  // three stages: the block body at any depth
+    fails += run<64, 96, 2, 2, true, 2>(s, gen);  // the kokkos backend's wide team (B rows of 48 vectors)
   }
   std::printf("%d failures\n", fails);
   return fails != 0;
