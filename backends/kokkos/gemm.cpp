@@ -646,7 +646,7 @@ GemmPlan plan(Variant v, const Problem& p, const TileConfig& t) {
     pl.block_barrier = barrier_is_block();
     pl.launch.team = Sm90Cub<true>::NT;
     pl.launch.scratch = Sm90Cub<true>::scratch_bytes();
-    pl.launch.kernel = "the cuda backend's sm_90 block (gemm_sm90_block, cub3efzs) in a Kokkos team: 16x8 per thread "
+    pl.launch.kernel = "the cuda backend's sm_90 block (gemm_sm90_block, 256x128x8, copies in groups of 4 K indices) in a Kokkos team: 16x8 per thread "
                        "in registers, 3 cp.async stages in team scratch, " +
                        std::string(pl.block_barrier ? "__syncthreads()" : "team_barrier()") + " between them";
     return pl;

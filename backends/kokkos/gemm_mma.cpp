@@ -237,8 +237,10 @@ void gemm(const GemmArgs<float>& a, const TileConfig& t) {
   const int tx = tiles(a.n, t.cols), ty = tiles(a.m, t.rows);
   const int vec = aligned(g.a, 16) && aligned(g.b, 16) && g.lda % 4 == 0 && g.ldb % 4 == 0;
   const int cvec = aligned(g.c, 8) && g.ldc % 2 == 0;
-  if (barrier_is_block()) return launch("tilekit::kokkos::gemm_tf32x3", tx * ty, Tf32x3Team<true>{g, tx, ty, vec, cvec});
-  return launch("tilekit::kokkos::gemm_tf32x3", tx * ty, Tf32x3Team<false>{g, tx, ty, vec, cvec});
+#if defined(TILEKIT_HAS_SWEEPS)  // kokkos.barrier=team: sweep builds only
+  if (!barrier_is_block()) return launch("tilekit::kokkos::gemm_tf32x3", tx * ty, Tf32x3Team<false>{g, tx, ty, vec, cvec});
+#endif
+  launch("tilekit::kokkos::gemm_tf32x3", tx * ty, Tf32x3Team<true>{g, tx, ty, vec, cvec});
 #else
   (void)a, (void)t;
 #endif
@@ -252,8 +254,10 @@ void gemm(const GemmArgs<double>& a, const TileConfig& t) {
   const int cvec = aligned(g.c, 16) && g.ldc % 2 == 0;
   auto run = [&](auto bn) {
     constexpr int BN = decltype(bn)::value;
-    if (barrier_is_block()) return launch("tilekit::kokkos::gemm_dmma", tx * ty, DmmaTeam<BN, true>{g, tx, ty, vec, cvec});
-    launch("tilekit::kokkos::gemm_dmma", tx * ty, DmmaTeam<BN, false>{g, tx, ty, vec, cvec});
+#if defined(TILEKIT_HAS_SWEEPS)  // kokkos.barrier=team: sweep builds only
+    if (!barrier_is_block()) return launch("tilekit::kokkos::gemm_dmma", tx * ty, DmmaTeam<BN, false>{g, tx, ty, vec, cvec});
+#endif
+    launch("tilekit::kokkos::gemm_dmma", tx * ty, DmmaTeam<BN, true>{g, tx, ty, vec, cvec});
   };
   if (t.cols == 96) return run(std::integral_constant<int, 96>{});
   run(std::integral_constant<int, 64>{});
