@@ -187,7 +187,8 @@ struct WholeStepCopies {
       : fast(vec && m0 + BM <= g.m && n0 + BN <= g.n),
         a(g.a + (fast ? (m0 + tid / A_VROW) * g.lda + (tid % A_VROW) * E : 0)),
         b(g.b + (fast ? (B_ROWS ? (tid / B_VROW) * g.ldb + n0 + (tid % B_VROW) * E : n0) : 0)), lda(g.lda), ldb(g.ldb),
-        a_dst((tid / A_VROW) * LDA + (tid % A_VROW) * E), b_dst((tid / B_VROW) * LDB + (tid % B_VROW) * E) {
+        a_dst((tid / A_VROW) * LDA + (tid % A_VROW) * E),
+        b_dst(B_ROWS ? (tid / B_VROW) * LDB + (tid % B_VROW) * E : 0) {  // !B_ROWS: b_dst_off instead
     if constexpr (!B_ROWS) {
 #pragma unroll
       for (int j = 0; j < B_PER; ++j) {
