@@ -32,28 +32,44 @@ KOKKOS_INLINE_FUNCTION T* stages_of(const Member& team, std::size_t bytes) {
 #endif
 }
 
-// gemm_dmma_block, 64 x BN x 16, 2x2 warps of 32 x BN/2, m16n8k16 (sm_90; on sm_80 the same
-// registers feed its 8 m8n8k4), 2 stages. 64x64: bounded for two teams an SM, ptxas gives it
-// 165-168 registers, so three fit. 64x96: two teams an SM.
-template <int BN, bool kBar>
+// gemm_dmma_block, BM x BN x BK, WARPS_M x WARPS_N warps, m16n8k16 or (8 deep) m16n8k8 on sm_90
+// (on sm_80 the same registers feed m8n8k4), kStages stages, registers bounded for TEAMS teams an SM.
+template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int kStages, int TEAMS, bool kBar>
 struct DmmaTeam {
-  static constexpr int BM = 64, WARPS_M = 2, WARPS_N = 2, NT = 32 * WARPS_M * WARPS_N, kStages = 2;
-  using Policy = Kokkos::TeamPolicy<Kokkos::Cuda, Kokkos::LaunchBounds<NT, 2>>;
+  static constexpr int NT = 32 * WARPS_M * WARPS_N;
+  using Policy = Kokkos::TeamPolicy<Kokkos::Cuda, Kokkos::LaunchBounds<NT, TEAMS>>;
   gpu::GemmParams<double> g;
   int tiles_x, tiles_y, vec, cvec;
   KOKKOS_INLINE_FUNCTION static constexpr std::size_t scratch_bytes() {
-    return kScratchAlign + std::size_t(gpu::dmma::smem_bytes(BM, BN, kStages));
+    return kScratchAlign + std::size_t(gpu::dmma::smem_bytes(BM, BN, kStages, BK));
+  }
+  static std::string shape() {
+    return std::to_string(WARPS_M) + "x" + std::to_string(WARPS_N) + " warps of " + std::to_string(BM / WARPS_M) + "x" +
+           std::to_string(BN / WARPS_N) + ", " + std::to_string(kStages) + " cp.async stages " + std::to_string(BK) +
+           " deep in team scratch";
   }
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
 #if defined(__CUDA_ARCH__)
-    gpu::gemm_dmma_block<BM, BN, WARPS_M, WARPS_N, true, kStages>(g, tiles_x, tiles_y, vec, cvec, team.league_rank(),
-                                                                  team.team_rank(), stages_of<double>(team, scratch_bytes()),
-                                                                  [&] { block_barrier<kBar>(team); });
+    gpu::gemm_dmma_block<BM, BN, WARPS_M, WARPS_N, true, kStages, BK>(
+        g, tiles_x, tiles_y, vec, cvec, team.league_rank(), team.team_rank(), stages_of<double>(team, scratch_bytes()),
+        [&] { block_barrier<kBar>(team); });
 #else
     (void)team;
 #endif
   }
 };
+
+// The compiled teams, by tile (gemm_mma.hpp). 64x64x16: 2x2 warps of 32x32, bounded for two teams
+// an SM, ptxas gives it 165-168 registers, so three fit. 64x96x16: 2x2 warps of 32x48, two teams.
+// 128x128x8: cuda's 128x128 block (2x4 warps of 64x32) 8 deep, so that two stages fit 48 KiB; one team.
+// 64x128x8: 2x2 warps of 32x64, three stages, two teams.
+template <bool kBar, class F>
+void with_dmma_team(const TileConfig& t, F&& f) {
+  if (t.rows == 128) return f(DmmaTeam<128, 128, 8, 2, 4, 2, 1, kBar>{});
+  if (t.cols == 128) return f(DmmaTeam<64, 128, 8, 2, 2, 3, 2, kBar>{});
+  if (t.cols == 96) return f(DmmaTeam<64, 96, 16, 2, 2, 2, 2, kBar>{});
+  f(DmmaTeam<64, 64, 16, 2, 2, 2, 2, kBar>{});
+}
 
 // gemm_tf32x3_block, 128x64x16, 2x2 warps of 64x32, 3 stages, two teams an SM.
 template <bool kBar>
@@ -125,6 +141,11 @@ bool tf32x3_here() {
 bool dgemm_here() { return tensor_cores() && tilekit::tuning("kokkos.dgemm.kernel") != "block"; }
 
 bool same(const TileConfig& a, const TileConfig& b) { return a.rows == b.rows && a.cols == b.cols && a.depth == b.depth; }
+bool dmma_tile(const TileConfig& t) {
+  for (const TileConfig& d : dgemm_tiles())
+    if (same(t, d)) return true;
+  return false;
+}
 
 #if defined(KOKKOS_ENABLE_CUDA)
 // Every team a block of 256 ranks, so every warp is whole for mma.sync.
@@ -196,11 +217,14 @@ std::optional<Launch> plan(DType dt, const Problem& p, const TileConfig& t) {
     l.kernel = "the cuda backend's 3xTF32 block (gemm_tf32x3_block) in a Kokkos team: 3 TF32 tensor-core products a "
                "multiply-add (mma.sync m16n8k8), 2x2 warps of 64x32, 3 cp.async stages in team scratch";
   } else {
-    if (!dgemm_here() || !(same(t, dgemm_tile()) || same(t, dgemm_wide_tile()))) return std::nullopt;
-    l.team = DmmaTeam<64, true>::NT;
-    l.scratch = t.cols == 64 ? DmmaTeam<64, true>::scratch_bytes() : DmmaTeam<96, true>::scratch_bytes();
-    l.kernel = std::string("the cuda backend's DMMA block (gemm_dmma_block) in a Kokkos team: FP64 tensor cores (mma.sync ") +
-               (device().major >= 9 ? "m16n8k16" : "m8n8k4") + "), 2x2 warps of 32x" + std::to_string(t.cols / 2) + ", 2 cp.async stages in team scratch";
+    if (!dgemm_here() || !dmma_tile(t)) return std::nullopt;
+    with_dmma_team<true>(t, [&](auto team) {
+      using F = decltype(team);
+      l.team = F::NT;
+      l.scratch = F::scratch_bytes();
+      l.kernel = std::string("the cuda backend's DMMA block (gemm_dmma_block) in a Kokkos team: FP64 tensor cores (mma.sync ") +
+                 (device().major < 9 ? "m8n8k4" : t.depth == 8 ? "m16n8k8" : "m16n8k16") + "), " + F::shape();
+    });
   }
   if (!launches(l.team, l.scratch))
     throw Error("gemm optimized tile " + t.str() + ": its team needs " + std::to_string(l.scratch) +
@@ -252,15 +276,14 @@ void gemm(const GemmArgs<double>& a, const TileConfig& t) {
   const int tx = tiles(a.n, t.cols), ty = tiles(a.m, t.rows);
   const int vec = aligned(g.a, 16) && aligned(g.b, 16) && g.lda % 2 == 0 && g.ldb % 2 == 0;
   const int cvec = aligned(g.c, 16) && g.ldc % 2 == 0;
-  auto run = [&](auto bn) {
-    constexpr int BN = decltype(bn)::value;
-#if defined(TILEKIT_HAS_SWEEPS)  // kokkos.barrier=team: sweep builds only
-    if (!barrier_is_block()) return launch("tilekit::kokkos::gemm_dmma", tx * ty, DmmaTeam<BN, false>{g, tx, ty, vec, cvec});
-#endif
-    launch("tilekit::kokkos::gemm_dmma", tx * ty, DmmaTeam<BN, true>{g, tx, ty, vec, cvec});
+  auto run = [&](auto team) {
+    using F = decltype(team);
+    launch("tilekit::kokkos::gemm_dmma", tx * ty, F{g, tx, ty, vec, cvec});
   };
-  if (t.cols == 96) return run(std::integral_constant<int, 96>{});
-  run(std::integral_constant<int, 64>{});
+#if defined(TILEKIT_HAS_SWEEPS)  // kokkos.barrier=team: sweep builds only
+  if (!barrier_is_block()) return with_dmma_team<false>(t, run);
+#endif
+  with_dmma_team<true>(t, run);
 #else
   (void)a, (void)t;
 #endif

@@ -13,6 +13,7 @@
 // accurate).
 #pragma once
 
+#include <array>
 #include <optional>
 
 #include "kokkos.hpp"
@@ -23,6 +24,8 @@ namespace tilekit::kokkos::mma {
 // from the size where the cuda backend's DMMA block grows to 128x128, which a team cannot have.
 inline TileConfig dgemm_tile() { return {64, 64, 16}; }
 inline TileConfig dgemm_wide_tile() { return {64, 96, 16}; }
+// Every double tile a team is compiled for (the automatic ones and those only named explicitly).
+inline std::array<TileConfig, 4> dgemm_tiles() { return {dgemm_tile(), dgemm_wide_tile(), {128, 128, 8}, {64, 128, 8}}; }
 inline TileConfig tf32x3_tile() { return {128, 64, 16}; }
 
 // The automatic tile of the optimized gemm of `p` when a tensor-core team runs it here, else

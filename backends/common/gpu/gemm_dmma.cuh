@@ -3,24 +3,27 @@
 // kernel of gemm.cuh stays the double path on AMD and on NVIDIA before sm_80).
 //
 // Shape of the work:
-//   block  BM x BN of C, BK = 16 deep per step, kStages shared stages filled by cp.async (16-byte
+//   block  BM x BN of C, BK = 16 deep per step (8 for the kokkos backend's 128x128 team, whose two
+//          stages must fit 48 KiB), kStages shared stages filled by cp.async (16-byte
 //          copies when the operands allow them, 8-byte ones otherwise; zero-fill past the borders),
 //          one barrier per step: the copies of step t + kStages - 1 fly while step t computes.
 //   warp   WM x WN of C as (WM/16) x (WN/8) accumulators of 16 x 8 (4 doubles per thread each).
-//   atom   kWide: one mma.sync m16n8k16 per accumulator and step (sm_90's DMMA shape; elsewhere
-//          it is issued as the 8 m8n8k4 it equals); otherwise 8 mma.sync m8n8k4 (sm_80's shape).
+//   atom   kWide: one mma.sync m16n8k16 (m16n8k8 at BK = 8) per accumulator and step (sm_90's DMMA
+//          shapes; elsewhere issued as the m8n8k4 they equal); otherwise mma.sync m8n8k4 (sm_80's).
 //          Both read the same registers: a 16 x 8 accumulator of m16n8k16 is two 8 x 8 ones of
 //          m8n8k4 stacked, and its 16 k values are four m8n8k4 k-slices.
 //
 // Fragments (PTX ISA, mma.sync f64; g = lane / 4, t = lane % 4): m8n8k4 takes A[g][t], B[t][g] and
 // accumulates C[g][2t], C[g][2t+1]; m16n8k16 takes a[v0 + 2 v1] = A[g + 8 v0][t + 4 v1],
-// b[v1] = B[t + 4 v1][g] and accumulates c[v0 + 2 v1] = C[g + 8 v1][2t + v0].
+// b[v1] = B[t + 4 v1][g] and accumulates c[v0 + 2 v1] = C[g + 8 v1][2t + v0]; m16n8k8 the same
+// with v1 < 2.
 //
 // Shared layout: A as rows of k (BK + 4 doubles a row), B as rows of n (BN + 4 a row), both as in
 // global memory, so a cp.async copies 16 bytes straight across. The 4-double pad makes the
 // fragment loads conflict-free: a half-warp (g = 0..3, t = 0..3) reads 8 bytes from each of four
 // rows, and rows 4 doubles (32 bytes) apart mod 128 bytes put the four rows' 32-byte pieces in
 // four different quarters of the banks (A: 4 consecutive k of rows g; B: 8 consecutive n of rows t).
+// At BK = 8 A's rows are 12 doubles, 96 bytes: -32 mod 128, four different quarters again.
 #pragma once
 
 #if !defined(__HIPCC__)
@@ -31,14 +34,14 @@ namespace tilekit::gpu {
 
 namespace dmma {
 
-constexpr int kDepth = 16;  // BK: one m16n8k16, or four m8n8k4 k-slices
+constexpr int kDepth = 16;  // BK unless the launch names its own: one m16n8k16, or four m8n8k4 k-slices
 constexpr int kStages = 3;  // shared stages unless the launch names its own
 constexpr int kPad = 4;     // doubles of padding per shared row (see the layout note above)
 
-// Shared bytes of one block of `stages` stages (dynamic: above 48 KiB it needs the opt-in).
-// tile_choice.cpp computes the same figure for the plan; the kokkos backend's teams run 2 stages.
-__host__ __device__ constexpr int smem_bytes(int bm, int bn, int stages = kStages) {
-  return stages * (bm * (kDepth + kPad) + kDepth * (bn + kPad)) * int(sizeof(double));
+// Shared bytes of one block of `stages` stages of depth bk (dynamic: above 48 KiB it needs the
+// opt-in). tile_choice.cpp computes the same figure for the plan; the kokkos backend's teams run 2 stages.
+__host__ __device__ constexpr int smem_bytes(int bm, int bn, int stages = kStages, int bk = kDepth) {
+  return stages * (bm * (bk + kPad) + bk * (bn + kPad)) * int(sizeof(double));
 }
 
 // c[0..1] += A(8x4) * B(4x8) for this lane's two elements of C (fragments as above). Below sm_80
@@ -81,6 +84,21 @@ __device__ __forceinline__ void mma16816(double (&c)[4], const double (&a)[8], c
 #endif
 }
 
+// c += A(16x8) * B(8x8): m16n8k8 f64 (sm_90, PTX ISA 7.8), the first half of m16n8k16's k; elsewhere its 4 m8n8k4.
+__device__ __forceinline__ void mma1688(double (&c)[4], const double (&a)[4], const double (&b)[2]) {
+#if TILEKIT_DMMA_M16N8K16
+  asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+      : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+#else
+#pragma unroll
+  for (int s = 0; s < 2; ++s) {
+    mma884(c[0], c[1], a[2 * s], b[s]);
+    mma884(c[2], c[3], a[2 * s + 1], b[s]);
+  }
+#endif
+}
+
 // The FP64 tensor-core peak's work for one thread (the roofline's double ceiling where the double
 // gemm runs on these units: the cuda backend's ceilings.cu and the kokkos backend's): 4 independent
 // accumulators, each one m16n8k16 a step (8 m8n8k4 below sm_90), `iters` steps, 4 x 128 flops a
@@ -115,22 +133,26 @@ inline constexpr double kPeakFlopsPerStep = 4.0 * 128.0;  // per thread: 4 chain
 // stores. Both are uniform per launch, so they cost a predictable branch, not an instantiation.
 // kStages: shared stages (the cuda backend's by block shape, tile_choice.hpp's dmma_stages: 4 at
 // 128x128, 3 at 128x64, 2 at 64x64; the kokkos backend's teams, which have only 48 KiB, 2).
+// BK: the step's depth, 16 or 8 (two stages of 128x128 fit a Kokkos team only 8 deep).
 //
 // The block's body is gemm_dmma_block: whoever launches it supplies the block's index in the grid
 // (pid), the thread's rank in the block (tid: 32 consecutive ranks are a warp), the shared stages
-// (smem_bytes(BM, BN, kStages) bytes, 16-byte aligned) and the block's barrier. gemm_dmma_kernel
+// (smem_bytes(BM, BN, kStages, BK) bytes, 16-byte aligned) and the block's barrier. gemm_dmma_kernel
 // below is the cuda backend's launch; the kokkos backend runs the same body in a Kokkos team
 // (backends/kokkos/gemm_mma.cpp).
-template <int BM, int BN, int WARPS_M, int WARPS_N, bool kWide, int kStages = dmma::kStages, class Barrier>
+template <int BM, int BN, int WARPS_M, int WARPS_N, bool kWide, int kStages = dmma::kStages, int BK = dmma::kDepth,
+          class Barrier>
 __device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int tiles_x, int tiles_y, int vec, int cvec,
                                                 int pid, int tid, double* smem, Barrier barrier) {
-  using dmma::kDepth;
   using dmma::kPad;
   using dmma::mma884;
+  using dmma::mma1688;
   using dmma::mma16816;
   static_assert(kStages >= 2, "a stage computes while the next one loads");
+  static_assert(BK == 16 || BK == 8, "a step is one m16n8k16 or one m16n8k8 deep");
   constexpr int NT = 32 * WARPS_M * WARPS_N;
-  constexpr int BK = kDepth, LDA = BK + kPad, LDB = BN + kPad;
+  constexpr int KS = BK / 4;  // m8n8k4 k-slices a step
+  constexpr int LDA = BK + kPad, LDB = BN + kPad;
   constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N;  // one warp's part of C
   constexpr int MP = WM / 16, NJ = WN / 8;             // its 16 x 8 accumulators
   constexpr int A_STAGE = BM * LDA, STAGE = A_STAGE + BK * LDB;
@@ -156,33 +178,35 @@ __device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int
   double acc[MP][NJ][4];
   gemm_parts::zero_fragments(acc);
 
-  // One step from stage s: the B fragments of all NJ columns (4 k-slices each) stay in registers
+  // One step from stage s: the B fragments of all NJ columns (KS k-slices each) stay in registers
   // while the A fragments stream through one 16-row pair at a time; between(i) runs before the
   // i-th pair (a steady step's copies, spread over the step).
   auto compute = [&](int s, auto&& between) {
     const double* as = smem + s * STAGE + (wm0 + gq) * LDA + tq;
     const double* bs = smem + s * STAGE + A_STAGE + tq * LDB + wn0 + gq;
-    double b[NJ][4];
+    double b[NJ][KS];
 #pragma unroll
     for (int j = 0; j < NJ; ++j)
 #pragma unroll
-      for (int v = 0; v < 4; ++v) b[j][v] = bs[4 * v * LDB + 8 * j];
+      for (int v = 0; v < KS; ++v) b[j][v] = bs[4 * v * LDB + 8 * j];
 #pragma unroll
     for (int i = 0; i < MP; ++i) {
       between(i);
-      double a[8];
+      double a[2 * KS];
 #pragma unroll
-      for (int v = 0; v < 4; ++v) {
+      for (int v = 0; v < KS; ++v) {
         a[2 * v] = as[(16 * i) * LDA + 4 * v];
         a[2 * v + 1] = as[(16 * i + 8) * LDA + 4 * v];
       }
 #pragma unroll
       for (int j = 0; j < NJ; ++j) {
-        if constexpr (kWide) {
+        if constexpr (kWide && BK == 16) {
           mma16816(acc[i][j], a, b[j]);
+        } else if constexpr (kWide) {
+          mma1688(acc[i][j], a, b[j]);
         } else {
 #pragma unroll
-          for (int v = 0; v < 4; ++v) {
+          for (int v = 0; v < KS; ++v) {
             mma884(acc[i][j][0], acc[i][j][1], a[2 * v], b[j][v]);
             mma884(acc[i][j][2], acc[i][j][3], a[2 * v + 1], b[j][v]);
           }
