@@ -122,7 +122,7 @@ std::vector<Tuning> make_table() {
       // ---- cuda and hip (one GPU source: docs/design/gpu-*.md)
       alternatives("cuda.sgemm.kernel", "cuda",
                    {"auto", "dual3efzs4", "cub3efzs", "big3ef", "ddual3", "sm80", "dual3efzs", "dual3efz", "cub3efz",
-                    "cub3efzb", "cub3efzs4"},
+                    "cub3efzb"},
                    "auto",
                    "optimized float gemm on sm_90: the kernel, at every size (auto: dual3efzs4, gemm.cuh's 64x64 where it "
                    "cannot fill the GPU)"),

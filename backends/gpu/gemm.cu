@@ -59,6 +59,9 @@ const void* dmma_kernel_shape(const LaunchPlan& pl) {
     return reinterpret_cast<const void*>(&gemm_dmma_kernel<128, 128, 2, 4, kWide, dmma_stages(128, 128)>);
   if (t.rows == 128 && t.cols == 64)
     return reinterpret_cast<const void*>(&gemm_dmma_kernel<128, 64, 4, 2, kWide, dmma_stages(128, 64)>);
+  if (t.rows == 64 && t.cols == 128)
+    return reinterpret_cast<const void*>(&gemm_dmma_kernel<64, 128, 2, 2, kWide, dmma_stages(64, 128),
+                                                           dmma_min_blocks(64, 128), dmma_depth(64, 128)>);
   return reinterpret_cast<const void*>(
       &gemm_dmma_kernel<64, 64, 2, 2, kWide, dmma_stages(64, 64), dmma_min_blocks(64, 64)>);
 }

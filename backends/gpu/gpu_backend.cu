@@ -105,7 +105,7 @@ GpuBackend::GpuBackend(std::string name, int priority) : name_(std::move(name)),
     try {  // a bad TILEKIT_* environment is reported by the call that reads it, not by making the backend unavailable
       const int dmma = dmma_shape_for(props_);
       dgemm = dmma == 0 ? "SIMT FMA (FP64 tensor cores not used)"
-                        : fmt::format("FP64 tensor cores (mma.sync {})", dmma == 16816 ? "m16n8k16" : "m8n8k4");
+                        : fmt::format("FP64 tensor cores (mma.sync {})", dmma == 16816 ? "m16n8k16, m16n8k8" : "m8n8k4");
     } catch (const Error& err) {
       dgemm = err.what();
     }

@@ -25,9 +25,11 @@ int regs_of(Op op, Variant v, DType t, const TileConfig& tile) {
       if (v == Variant::naive) return 32;
       if (v == Variant::tiled) return 32;  // capped by its launch bounds (two 1024-thread blocks per SM)
       // DMMA (the larger of m16n8k16 / m8n8k4, ptxas 13.0 for sm_90, no spills): 243 / 210 at
-      // 128x128, 178 / 145 at 128x64, 168 / 147 at 64x64 (bounded for three blocks an SM).
-      if (f64 && tile.depth == kDmmaDepth)
-        return tile.rows == 128 && tile.cols == 128 ? 243 : tile.rows == 64 && tile.cols == 64 ? 168 : 178;
+      // 128x128, 178 / 145 at 128x64, 168 / 147 at 64x64 (bounded for three blocks an SM), 236 at
+      // 64x128x8 (m16n8k8, two blocks an SM).
+      if (f64 && is_dmma_tile(tile))
+        return tile.rows == 128 && tile.cols == 128 ? 243 : tile.rows == 64 && tile.cols == 64 ? 168
+                                                          : tile.rows == 64 ? 236 : 178;
       if (tile.rows == 256) return 201;  // gemm_sm90.cuh's 256x128 (float only; sgemm_regs)
       if (tile.rows == 128 && tile.cols == 128) return f64 ? 236 : 128;  // (16 deep: 128 + spills)
       if (tile.rows == 128) return f64 ? 154 : 95;
@@ -256,7 +258,8 @@ std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t) {
   if (v != Variant::optimized) return {};
   if (op == Op::gemm) {
     if (t == DType::f32) return {{128, 128, 8}, {128, 128, 16}, {128, 64, 8}, {64, 64, 8}, {256, 128, 16}, {128, 128, 32}, {256, 128, 8}};
-    return {{128, 128, 8}, {128, 64, 8}, {64, 64, 8}, {128, 128, kDmmaDepth}, {128, 64, kDmmaDepth}, {64, 64, kDmmaDepth}};
+    return {{128, 128, 8}, {128, 64, 8}, {64, 64, 8}, {128, 128, kDmmaDepth}, {128, 64, kDmmaDepth}, {64, 64, kDmmaDepth},
+            {64, 128, dmma_depth(64, 128)}};
   }
   if (op == Op::transpose) return {{32, 32, 0}, {64, 64, 0}, {32, 64, 0}, {64, 32, 0}};
   return {{kConvOptimizedRows, kConvOptimizedCols, 0}, {64, kConvOptimizedCols, 0}, {16, kConvOptimizedCols, 0}};
@@ -386,22 +389,28 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
       } else if (!f64 && precision_tf32x3()) {
         plan_tf32x3(d, p, req, pl);
       } else if (const int shape = f64 ? dmma_shape_for(d) : 0;
-                 f64 && (req.depth == kDmmaDepth || (req.is_auto() && shape != 0))) {
-        // The double gemm on the FP64 tensor cores (gemm_dmma.cuh). Automatic: 128x128 (half the
-        // L2 traffic per multiply-add of 64x64) once it gives every SM 16 blocks or more, where
-        // the partial last wave of one block an SM costs little; below that 64x64, three blocks an
-        // SM (H200: 1.01x cuBLAS at 4096^3 and 5120^3 against 0.95x and 0.91x for 128x128; 128x128
-        // wins from 6144^3). Each only if its stages fit the opt-in shared memory (else 128x64,
-        // then the SIMT kernel).
+                 f64 && (is_dmma_tile(req) || (req.is_auto() && shape != 0))) {
+        // The double gemm on the FP64 tensor cores (gemm_dmma.cuh). Automatic with m16n8k16
+        // (sm_90): 64x128x8, two blocks an SM, once it gives every SM 8 blocks or more (four
+        // waves); below that 64x64 (H200: 64x128x8 1.08x and 1.04x the block chosen before at
+        // 4096^3 and 8192^3, docs/design/gpu-dgemm-dmma.md). With m8n8k4 (sm_80, not measured
+        // with 64x128x8): 128x128 (half the L2 traffic per multiply-add of 64x64) once it gives
+        // every SM 16 blocks or more, where the partial last wave of one block an SM costs little;
+        // below that 64x64, three blocks an SM (H200: 1.01x cuBLAS at 4096^3 and 5120^3 against
+        // 0.95x and 0.91x for 128x128; 128x128 wins from 6144^3). Each only if its stages fit the
+        // opt-in shared memory (else 128x64, then the SIMT kernel).
         TileConfig t = req;
         if (t.is_auto()) {
           const index_t wide = ((p.m + 127) / 128) * ((p.n + 127) / 128);
+          const index_t narrow = ((p.m + 63) / 64) * ((p.n + 127) / 128);
           const TileConfig big[] = {{128, 128, kDmmaDepth}, {128, 64, kDmmaDepth}, {64, 64, kDmmaDepth}};
+          const TileConfig big16816[] = {{64, 128, dmma_depth(64, 128)}, {64, 64, kDmmaDepth}};
           const TileConfig small[] = {{64, 64, kDmmaDepth}};
-          const bool many = wide >= 16 * index_t(d.sm_count);
+          const bool many = shape == 16816 ? narrow >= 8 * index_t(d.sm_count) : wide >= 16 * index_t(d.sm_count);
           t = {};
-          for (const TileConfig& c : many ? std::vector<TileConfig>(std::begin(big), std::end(big))
-                                          : std::vector<TileConfig>(std::begin(small), std::end(small))) {
+          for (const TileConfig& c : !many            ? std::vector<TileConfig>(std::begin(small), std::end(small))
+                                     : shape == 16816 ? std::vector<TileConfig>(std::begin(big16816), std::end(big16816))
+                                                      : std::vector<TileConfig>(std::begin(big), std::end(big))) {
             if (dmma_smem_bytes(c.rows, c.cols) > optin_limit(d)) continue;
             t = c;
             break;
@@ -414,7 +423,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
           throw Error("gemm optimized tile " + t.str() + " (double) runs on FP64 tensor cores (mma.sync f64, NVIDIA " +
                       "sm_80 or later, cuda backend), which " + (d.name.empty() ? std::string("the device") : d.name) +
                       " lacks" + (d.fp64_mma ? std::string(" under cuda.dgemm.mma=off") : std::string()) +
-                      "; its SIMT tiles are 8 deep");
+                      "; its SIMT tiles are 128x128x8, 128x64x8 and 64x64x8");
         pl.dmma_stages = dmma_stages(t.rows, t.cols);
         if (t.rows == 128 && t.cols == 128 && tuning("cuda.dgemm.wide") == "stages3") pl.dmma_stages = 3;
         pl.smem_bytes = dmma_smem_bytes(t.rows, t.cols, pl.dmma_stages);
@@ -430,7 +439,7 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         pl.outputs_per_thread = t.rows * t.cols / pl.block_x;
         pl.dmma = shape;
         pl.kernel = std::string("gemm_dmma<double; FP64 tensor cores, mma.sync ") +
-                    (shape == 16816 ? "m16n8k16" : "m8n8k4") + ", " + std::to_string(wm) + "x" + std::to_string(wn) +
+                    (shape != 16816 ? "m8n8k4" : t.depth == 8 ? "m16n8k8" : "m16n8k16") + ", " + std::to_string(wm) + "x" + std::to_string(wn) +
                     " warps of " + std::to_string(t.rows / wm) + "x" + std::to_string(t.cols / wn) + ", " +
                     std::to_string(pl.dmma_stages) + " cp.async stages" +
                     (dmma_min_blocks(t.rows, t.cols) > 1

@@ -125,17 +125,24 @@ std::vector<TileConfig> compiled_tiles(Op op, Variant v, DType t);
 
 // The DMMA double gemm (backends/gpu/gemm_dmma.cuh): K step and row padding; each block shape's
 // shared stages and the blocks an SM its registers are bounded for (docs/design/gpu-dgemm-dmma.md):
-// 128x128 four stages, one block an SM; 64x64 two stages, three blocks an SM; 128x64 three stages.
+// 128x128 four stages, one block an SM; 64x64 two stages, three blocks an SM; 128x64 three stages;
+// 64x128 8 deep (m16n8k8: its fragments at 16 deep would not fit the registers), three stages, two
+// blocks an SM. Every DMMA tile is 16 deep but 64x128x8 (the SIMT kernel's tiles are 8 deep).
 inline constexpr int kDmmaDepth = 16, kDmmaPad = 4;
+constexpr int dmma_depth(int bm, int bn) { return bm == 64 && bn == 128 ? 8 : kDmmaDepth; }
+constexpr bool is_dmma_tile(const TileConfig& t) {
+  return t.depth == kDmmaDepth || (t.rows == 64 && t.cols == 128 && t.depth == dmma_depth(64, 128));
+}
 constexpr int dmma_stages(int bm, int bn) { return bm == 128 && bn == 128 ? 4 : bm == 64 && bn == 64 ? 2 : 3; }
-constexpr int dmma_min_blocks(int bm, int bn) { return bm == 64 && bn == 64 ? 3 : 1; }
+constexpr int dmma_min_blocks(int bm, int bn) { return bm == 64 && bn == 64 ? 3 : bm == 64 && bn == 128 ? 2 : 1; }
 // The shared bytes of a BM x BN block of `stages` stages (the kernel's dmma::smem_bytes).
 constexpr std::size_t dmma_smem_bytes(int bm, int bn, int stages) {
-  return std::size_t(stages) * std::size_t(bm * (kDmmaDepth + kDmmaPad) + kDmmaDepth * (bn + kDmmaPad)) * 8;
+  const int bk = dmma_depth(bm, bn);
+  return std::size_t(stages) * std::size_t(bm * (bk + kDmmaPad) + bk * (bn + kDmmaPad)) * 8;
 }
 constexpr std::size_t dmma_smem_bytes(int bm, int bn) { return dmma_smem_bytes(bm, bn, dmma_stages(bm, bn)); }
 // Warps of a DMMA block: 2 x 4 warps of 64 x 32 for 128 x 128; 4 x 2 of 32 x 32 for 128 x 64;
-// 2 x 2 of 32 x 32 for 64 x 64.
+// 2 x 2 of 32 x 32 for 64 x 64, of 32 x 64 for 64 x 128.
 constexpr int dmma_warps_m(int bm, int bn) { return bm == 128 && bn == 64 ? 4 : 2; }
 constexpr int dmma_warps_n(int bm, int bn) { return bm == 128 && bn == 128 ? 4 : 2; }
 // Which DMMA shape the plan picks: the tuning cuda.dgemm.mma (m8n8k4 / m16n8k16 / off, sweep
@@ -165,9 +172,8 @@ struct SgemmVariant {
 // has runs (256x128x8: cub3efzs, the shape kokkos runs; 256x128x16: big3ef; 128x128x32: ddual3)
 // and gemm.cuh's ("sm80"). A sweep build adds the close competitors the design notes measured:
 // the copies spread one or two per K index (dual3efzs), the same K loop without the spread copies
-// (dual3efz, cub3efz) and with the steps behind their conditions (cub3efzb, the A/B baseline), and
-// one candidate not yet measured (cub3efzs4). The other variants measured lost clearly and were
-// removed (git history has them).
+// (dual3efz, cub3efz) and with the steps behind their conditions (cub3efzb, the A/B baseline). The
+// other variants measured lost clearly and were removed (git history has them).
 inline constexpr SgemmVariant kSgemmVariants[] = {
     {"sm80", 128, 128, 16, 2, 8, 8},
     // "s4": the steady steps' copies spread over the step, five every 4 K indices (one or two every
@@ -183,9 +189,6 @@ inline constexpr SgemmVariant kSgemmVariants[] = {
     {"cub3efzb", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true, false},
     // The copies spread one or two per K index (0.9-1.4% below dual3efzs4).
     {"dual3efzs", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true, true, true},
-    // The kokkos team's kernel: 256x128x8 with the copies in groups every 4 K indices (a quarter
-    // less L2 traffic a flop than 128x128; not yet measured in the cuda kernel).
-    {"cub3efzs4", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true, true, true, 4},
 #endif
 };
 inline constexpr int kSgemmVariantCount = int(sizeof(kSgemmVariants) / sizeof(kSgemmVariants[0]));

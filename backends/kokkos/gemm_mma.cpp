@@ -59,15 +59,12 @@ struct DmmaTeam {
   }
 };
 
-// The compiled teams, by tile (gemm_mma.hpp). 64x64x16: 2x2 warps of 32x32, bounded for two teams
-// an SM, ptxas gives it 165-168 registers, so three fit. 64x96x16: 2x2 warps of 32x48, two teams.
-// 128x128x8: cuda's 128x128 block (2x4 warps of 64x32) 8 deep, so that two stages fit 48 KiB; one team.
-// 64x128x8: 2x2 warps of 32x64, three stages, two teams.
+// The compiled teams, by tile (gemm_mma.hpp). 64x64x16: 2x2 warps of 32x32, 2 stages, bounded for
+// two teams an SM, ptxas gives it 164 registers, so three fit. 64x128x8: 2x2 warps of 32x64,
+// 3 stages (43776 bytes), 236 registers, two teams an SM.
 template <bool kBar, class F>
 void with_dmma_team(const TileConfig& t, F&& f) {
-  if (t.rows == 128) return f(DmmaTeam<128, 128, 8, 2, 4, 2, 1, kBar>{});
   if (t.cols == 128) return f(DmmaTeam<64, 128, 8, 2, 2, 3, 2, kBar>{});
-  if (t.cols == 96) return f(DmmaTeam<64, 96, 16, 2, 2, 2, 2, kBar>{});
   f(DmmaTeam<64, 64, 16, 2, 2, 2, 2, kBar>{});
 }
 
@@ -141,11 +138,6 @@ bool tf32x3_here() {
 bool dgemm_here() { return tensor_cores() && tilekit::tuning("kokkos.dgemm.kernel") != "block"; }
 
 bool same(const TileConfig& a, const TileConfig& b) { return a.rows == b.rows && a.cols == b.cols && a.depth == b.depth; }
-bool dmma_tile(const TileConfig& t) {
-  for (const TileConfig& d : dgemm_tiles())
-    if (same(t, d)) return true;
-  return false;
-}
 
 #if defined(KOKKOS_ENABLE_CUDA)
 // Every team a block of 256 ranks, so every warp is whole for mma.sync.
@@ -195,10 +187,9 @@ std::optional<TileConfig> auto_tile(const Problem& p) {
   }
   if (!dgemm_here()) return std::nullopt;
 #if defined(KOKKOS_ENABLE_CUDA)
-  // The cuda backend's rule for its 128x128 block (16 of them an SM): from there on the block's L2
-  // traffic decides, and 64x96 moves a sixth less a flop than 64x64 (H200, 8192³: 22.98 against
-  // 23.41 ms; at 4096³ 64x64 is ahead, 2.749 against 2.766: docs/design/kokkos-gemm-mma.md).
-  if (tiles(p.m, 128) * tiles(p.n, 128) >= 16 * index_t(device().sms)) return dgemm_wide_tile();
+  // The cuda backend's rule on sm_90: 64x128x8 once it gives every SM 8 blocks (four waves of
+  // two), else 64x64 (H200: 1.09x 64x64 at 4096³, 1.08x 64x96 at 8192³: docs/design/kokkos-gemm-mma.md).
+  if (tiles(p.m, 64) * tiles(p.n, 128) >= 8 * index_t(device().sms)) return dgemm_wide_tile();
 #endif
   return dgemm_tile();
 }
@@ -217,7 +208,7 @@ std::optional<Launch> plan(DType dt, const Problem& p, const TileConfig& t) {
     l.kernel = "the cuda backend's 3xTF32 block (gemm_tf32x3_block) in a Kokkos team: 3 TF32 tensor-core products a "
                "multiply-add (mma.sync m16n8k8), 2x2 warps of 64x32, 3 cp.async stages in team scratch";
   } else {
-    if (!dgemm_here() || !dmma_tile(t)) return std::nullopt;
+    if (!dgemm_here() || !(same(t, dgemm_tile()) || same(t, dgemm_wide_tile()))) return std::nullopt;
     with_dmma_team<true>(t, [&](auto team) {
       using F = decltype(team);
       l.team = F::NT;

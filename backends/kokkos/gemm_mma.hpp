@@ -3,9 +3,9 @@
 // level-0 team scratch = the shared stages, as gemm.cpp's Sm90Team):
 //   double  gemm_dmma_block (backends/gpu/gemm_dmma.cuh), the FP64 tensor cores: 64x64x16, 4 warps
 //           of 32x32, 2 stages (37888 bytes: Kokkos gives a team at most 48 KiB, in which neither
-//           three stages of any DMMA tile nor two of 128x64 fit); on large problems 64x96x16, 4 warps
-//           of 32x48, 2 stages (46080 bytes). kokkos.dgemm.kernel: mma, or block (gemm.cpp's
-//           generic block).
+//           three stages of any 16-deep DMMA tile nor two of 128x64 fit); on large problems
+//           64x128x8 (m16n8k8), 4 warps of 32x64, 3 stages (43776 bytes), the cuda backend's block
+//           there. kokkos.dgemm.kernel: mma, or block (gemm.cpp's generic block).
 //   float   gemm_tf32x3_block (backends/gpu/gemm_tf32x3.cuh) under gemm.precision=tf32x3: 128x64x16,
 //           4 warps of 64x32, 3 stages (44544 bytes), the cuda backend's second compiled shape.
 // docs/design/kokkos-gemm-mma.md. Elsewhere (host spaces, other GPUs, before sm_80) nothing here
@@ -13,19 +13,16 @@
 // accurate).
 #pragma once
 
-#include <array>
 #include <optional>
 
 #include "kokkos.hpp"
 
 namespace tilekit::kokkos::mma {
 
-// The tiles the team kernels are compiled for. Double: 64x64 (three teams an SM), and 64x96 (two)
-// from the size where the cuda backend's DMMA block grows to 128x128, which a team cannot have.
+// The tiles the team kernels are compiled for. Double: 64x64 (three teams an SM), and 64x128x8
+// (two) from the size where the cuda backend's DMMA block grows to it (8 blocks an SM).
 inline TileConfig dgemm_tile() { return {64, 64, 16}; }
-inline TileConfig dgemm_wide_tile() { return {64, 96, 16}; }
-// Every double tile a team is compiled for (the automatic ones and those only named explicitly).
-inline std::array<TileConfig, 4> dgemm_tiles() { return {dgemm_tile(), dgemm_wide_tile(), {128, 128, 8}, {64, 128, 8}}; }
+inline TileConfig dgemm_wide_tile() { return {64, 128, 8}; }
 inline TileConfig tf32x3_tile() { return {128, 64, 16}; }
 
 // The automatic tile of the optimized gemm of `p` when a tensor-core team runs it here, else

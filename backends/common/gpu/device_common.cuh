@@ -168,45 +168,26 @@ __device__ __forceinline__ void copy_tiles(const GemmParams<T>& g, T* as, T* bs,
 template <class T, int BM, int BN, int BK, int NT, int LDA, int LDB>
 struct WholeStepCopies {
   static constexpr int E = 16 / int(sizeof(T));
-  static constexpr int A_VROW = BK / E, B_VROW = BN / E;  // 16-byte vectors a row
-  static_assert(NT % A_VROW == 0 && BM % (NT / A_VROW) == 0, "whole rows of A's 16-byte copies per pass");
-  static constexpr int A_RS = NT / A_VROW, A_PER = BM / A_RS;  // rows between a thread's copies of A, copies
-  // B: whole rows a pass (B_RS rows apart) where the team's ranks split into whole rows; otherwise
-  // (a 96-wide double B: 48 vectors a row against 128 ranks) each of the thread's B_PER copies keeps
-  // its own source and destination offsets, worked out once.
-  static constexpr bool B_ROWS = NT % B_VROW == 0;
-  static constexpr int B_PER = BK * B_VROW / NT, PIECES = A_PER + B_PER;
-  static_assert(BK * B_VROW % NT == 0 && (!B_ROWS || BK % (NT / B_VROW) == 0), "whole 16-byte copies of B per thread");
-  static constexpr int B_RS = B_ROWS ? NT / B_VROW : 0;
+  static constexpr int A_VROW = BK / E, B_VROW = BN / E;        // 16-byte vectors a row
+  static constexpr int A_RS = NT / A_VROW, B_RS = NT / B_VROW;  // rows between a thread's copies
+  static constexpr int A_PER = BM / A_RS, PIECES = A_PER + BK / B_RS;
+  static_assert(NT % A_VROW == 0 && NT % B_VROW == 0 && BM % A_RS == 0 && BK % B_RS == 0,
+                "whole rows of 16-byte copies per pass");
   const bool fast;
   const T* a;
   const T* b;
   int lda, ldb, a_dst, b_dst;
-  int b_src_off[B_ROWS ? 1 : B_PER], b_dst_off[B_ROWS ? 1 : B_PER];
   __device__ WholeStepCopies(const GemmParams<T>& g, int m0, int n0, int tid, int vec)
       : fast(vec && m0 + BM <= g.m && n0 + BN <= g.n),
         a(g.a + (fast ? (m0 + tid / A_VROW) * g.lda + (tid % A_VROW) * E : 0)),
-        b(g.b + (fast ? (B_ROWS ? (tid / B_VROW) * g.ldb + n0 + (tid % B_VROW) * E : n0) : 0)), lda(g.lda), ldb(g.ldb),
-        a_dst((tid / A_VROW) * LDA + (tid % A_VROW) * E),
-        b_dst(B_ROWS ? (tid / B_VROW) * LDB + (tid % B_VROW) * E : 0) {  // !B_ROWS: b_dst_off instead
-    if constexpr (!B_ROWS) {
-#pragma unroll
-      for (int j = 0; j < B_PER; ++j) {
-        const int q = tid + j * NT, r = q / B_VROW, c = (q % B_VROW) * E;
-        b_src_off[j] = r * ldb + c;
-        b_dst_off[j] = r * LDB + c;
-      }
-    }
-  }
+        b(g.b + (fast ? (tid / B_VROW) * g.ldb + n0 + (tid % B_VROW) * E : 0)), lda(g.lda), ldb(g.ldb),
+        a_dst((tid / A_VROW) * LDA + (tid % A_VROW) * E), b_dst((tid / B_VROW) * LDB + (tid % B_VROW) * E) {}
   // Copy q (a compile-time index once unrolled) of the step starting at p0, into a stage's A (as) and B (bs).
   __device__ __forceinline__ void piece(T* as, T* bs, int p0, int q) const {
-    if (q < A_PER) {
+    if (q < A_PER)
       async_group::copy_full<16>(as + a_dst + q * A_RS * LDA, a + q * A_RS * lda + p0);
-    } else if constexpr (B_ROWS) {
+    else
       async_group::copy_full<16>(bs + b_dst + (q - A_PER) * B_RS * LDB, b + (p0 + (q - A_PER) * B_RS) * ldb);
-    } else {
-      async_group::copy_full<16>(bs + b_dst_off[q - A_PER], b + p0 * ldb + b_src_off[q - A_PER]);
-    }
   }
   // A compute hook that issues the step's copies PIECES / PARTS at a time, part i before the i-th of
   // PARTS pieces of a step's compute, rather than all at the step's top: their issue then queues

@@ -228,12 +228,13 @@ __device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int
 }
 
 // MIN_BLOCKS: blocks an SM the register budget must allow (3 for 128 threads: at most 170 a thread).
-template <int BM, int BN, int WARPS_M, int WARPS_N, bool kWide, int kStages = dmma::kStages, int MIN_BLOCKS = 1>
+template <int BM, int BN, int WARPS_M, int WARPS_N, bool kWide, int kStages = dmma::kStages, int MIN_BLOCKS = 1,
+          int BK = dmma::kDepth>
 __global__ TILEKIT_LAUNCH_BOUNDS_OCC(32 * WARPS_M * WARPS_N, MIN_BLOCKS) void gemm_dmma_kernel(GemmParams<double> g,
                                                                                                int tiles_x, int tiles_y,
                                                                                                int vec, int cvec) {
   extern __shared__ __align__(16) unsigned char gemm_dmma_smem[];
-  gemm_dmma_block<BM, BN, WARPS_M, WARPS_N, kWide, kStages>(g, tiles_x, tiles_y, vec, cvec, int(blockIdx.x),
+  gemm_dmma_block<BM, BN, WARPS_M, WARPS_N, kWide, kStages, BK>(g, tiles_x, tiles_y, vec, cvec, int(blockIdx.x),
                                                             int(threadIdx.x), reinterpret_cast<double*>(gemm_dmma_smem),
                                                             [] { __syncthreads(); });
 }
