@@ -457,9 +457,26 @@ TEST(TileChoiceDmma, H200DoubleGemmRunsOnTheTensorCoresWithTheSm90Shape) {
   EXPECT_EQ(dmma_smem_bytes(128, 128), kDmma128x128Smem);
   EXPECT_EQ(dmma_smem_bytes(64, 64), kDmma64x64Smem);
   EXPECT_EQ(dmma_smem_bytes(64, 128), kDmma64x128Smem);
-  // 64x128x8 (m16n8k8) once every SM gets 8 blocks of it (4096^3: 2048 blocks on 132 SMs).
-  for (const Problem& p : {Problem{Op::gemm, DType::f64, 4096, 4096, 4096}, Problem{Op::gemm, DType::f64, 8192, 8192, 8192},
-                           Problem{Op::gemm, DType::f64, 16384, 16384, 16384}, Problem{Op::gemm, DType::f64, 5120, 5120, 64},
+  // 128x128 once every SM gets 16 blocks of it (8192^3: 4096 blocks on 132 SMs).
+  for (index_t n : {6144, 8192, 16384}) {
+    const Problem p{Op::gemm, DType::f64, n, n, n};
+    const LaunchPlan pl = plan_launch(d, Variant::optimized, p, {});
+    SCOPED_TRACE(describe(d, Variant::optimized, p, pl));
+    expect_launchable(d, Variant::optimized, p, pl);
+    EXPECT_EQ(pl.dmma, 16816);
+    EXPECT_EQ(pl.tile.str(), (TileConfig{128, 128, 16}.str()));
+    EXPECT_EQ(pl.threads(), 256);  // 2 x 4 warps of 64 x 32
+    EXPECT_EQ(pl.block_y, 1);      // the kernel indexes threadIdx.x only
+    EXPECT_EQ(pl.smem_bytes, kDmma128x128Smem);
+    EXPECT_EQ(pl.dynamic_smem_bytes, pl.smem_bytes);
+    EXPECT_TRUE(pl.needs_optin);
+    EXPECT_EQ(pl.outputs_per_thread, 64);
+    EXPECT_EQ(pl.occupancy.blocks_per_sm, 1);
+    EXPECT_NE(pl.kernel.find("m16n8k16"), std::string::npos);
+    EXPECT_NE(pl.kernel.find("4 cp.async stages"), std::string::npos);
+  }
+  // Below that 64x128x8 (m16n8k8) once every SM gets 8 blocks of it (4096^3: 2048 on 132 SMs).
+  for (const Problem& p : {Problem{Op::gemm, DType::f64, 4096, 4096, 4096}, Problem{Op::gemm, DType::f64, 5120, 5120, 64},
                            Problem{Op::gemm, DType::f64, 2112, 4224, 7}}) {
     const LaunchPlan pl = plan_launch(d, Variant::optimized, p, {});
     SCOPED_TRACE(describe(d, Variant::optimized, p, pl));
@@ -477,18 +494,13 @@ TEST(TileChoiceDmma, H200DoubleGemmRunsOnTheTensorCoresWithTheSm90Shape) {
     EXPECT_NE(pl.kernel.find("3 cp.async stages"), std::string::npos);
     EXPECT_NE(pl.kernel.find("registers for 2 blocks an SM"), std::string::npos);
   }
-  // 128x128x16 only when asked for on sm_90: four stages, one block an SM.
-  {
-    const Problem p{Op::gemm, DType::f64, 8192, 8192, 8192};
-    const LaunchPlan pl = plan_launch(d, Variant::optimized, p, {128, 128, 16});
-    expect_launchable(d, Variant::optimized, p, pl);
-    EXPECT_EQ(pl.threads(), 256);  // 2 x 4 warps of 64 x 32
-    EXPECT_EQ(pl.smem_bytes, kDmma128x128Smem);
-    EXPECT_TRUE(pl.needs_optin);
-    EXPECT_EQ(pl.occupancy.blocks_per_sm, 1);
-    EXPECT_NE(pl.kernel.find("m16n8k16"), std::string::npos);
-    EXPECT_NE(pl.kernel.find("4 cp.async stages"), std::string::npos);
-  }
+  // Before sm_90 (m8n8k4) no 64x128x8 unless asked for: 64x64 below 128x128's size.
+  const Problem p4096{Op::gemm, DType::f64, 4096, 4096, 4096};
+  EXPECT_EQ(plan_launch(a100(), Variant::optimized, p4096, {}).tile.str(), (TileConfig{64, 64, 16}.str()));
+  const LaunchPlan a = plan_launch(a100(), Variant::optimized, p4096, {64, 128, 8});
+  expect_launchable(a100(), Variant::optimized, p4096, a);
+  EXPECT_EQ(a.dmma, 884);
+  EXPECT_EQ(a.tile.str(), (TileConfig{64, 128, 8}.str()));
   // Below that 64x64, three blocks an SM, from 2048^3 (512 blocks of 64x128) down to one element.
   for (const Problem& p : {Problem{Op::gemm, DType::f64, 2048, 2048, 2048}, Problem{Op::gemm, DType::f64, 2048, 4096, 64},
                            Problem{Op::gemm, DType::f64, 1024, 1536, 64}, Problem{Op::gemm, DType::f64, 17, 33, 5},

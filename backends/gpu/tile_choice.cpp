@@ -390,27 +390,26 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
         plan_tf32x3(d, p, req, pl);
       } else if (const int shape = f64 ? dmma_shape_for(d) : 0;
                  f64 && (is_dmma_tile(req) || (req.is_auto() && shape != 0))) {
-        // The double gemm on the FP64 tensor cores (gemm_dmma.cuh). Automatic with m16n8k16
-        // (sm_90): 64x128x8, two blocks an SM, once it gives every SM 8 blocks or more (four
-        // waves); below that 64x64 (H200: 64x128x8 1.08x and 1.04x the block chosen before at
-        // 4096^3 and 8192^3, docs/design/gpu-dgemm-dmma.md). With m8n8k4 (sm_80, not measured
-        // with 64x128x8): 128x128 (half the L2 traffic per multiply-add of 64x64) once it gives
-        // every SM 16 blocks or more, where the partial last wave of one block an SM costs little;
-        // below that 64x64, three blocks an SM (H200: 1.01x cuBLAS at 4096^3 and 5120^3 against
-        // 0.95x and 0.91x for 128x128; 128x128 wins from 6144^3). Each only if its stages fit the
-        // opt-in shared memory (else 128x64, then the SIMT kernel).
+        // The double gemm on the FP64 tensor cores (gemm_dmma.cuh). Automatic: 128x128 (half the
+        // L2 traffic per multiply-add of 64x64) once it gives every SM 16 blocks or more, where
+        // the partial last wave of one block an SM costs little; below that 64x64, three blocks an
+        // SM (H200: 1.01x cuBLAS at 4096^3 and 5120^3 against 0.95x and 0.91x for 128x128; 128x128
+        // wins from 6144^3). Each only if its stages fit the opt-in shared memory (else 128x64,
+        // then the SIMT kernel). With m16n8k8 (sm_90), between the two 64x128x8, two blocks an SM,
+        // once it gives every SM 8 blocks (four waves): docs/design/gpu-dgemm-dmma.md.
         TileConfig t = req;
         if (t.is_auto()) {
           const index_t wide = ((p.m + 127) / 128) * ((p.n + 127) / 128);
           const index_t narrow = ((p.m + 63) / 64) * ((p.n + 127) / 128);
           const TileConfig big[] = {{128, 128, kDmmaDepth}, {128, 64, kDmmaDepth}, {64, 64, kDmmaDepth}};
-          const TileConfig big16816[] = {{64, 128, dmma_depth(64, 128)}, {64, 64, kDmmaDepth}};
+          const TileConfig mid[] = {{64, 128, dmma_depth(64, 128)}, {64, 64, kDmmaDepth}};
           const TileConfig small[] = {{64, 64, kDmmaDepth}};
-          const bool many = shape == 16816 ? narrow >= 8 * index_t(d.sm_count) : wide >= 16 * index_t(d.sm_count);
+          const bool many = wide >= 16 * index_t(d.sm_count);
+          const bool some = shape == 16816 && narrow >= 8 * index_t(d.sm_count);
           t = {};
-          for (const TileConfig& c : !many            ? std::vector<TileConfig>(std::begin(small), std::end(small))
-                                     : shape == 16816 ? std::vector<TileConfig>(std::begin(big16816), std::end(big16816))
-                                                      : std::vector<TileConfig>(std::begin(big), std::end(big))) {
+          for (const TileConfig& c : many   ? std::vector<TileConfig>(std::begin(big), std::end(big))
+                                     : some ? std::vector<TileConfig>(std::begin(mid), std::end(mid))
+                                            : std::vector<TileConfig>(std::begin(small), std::end(small))) {
             if (dmma_smem_bytes(c.rows, c.cols) > optin_limit(d)) continue;
             t = c;
             break;
