@@ -3,8 +3,8 @@
 // kernel of gemm.cuh stays the double path on AMD and on NVIDIA before sm_80).
 //
 // Shape of the work:
-//   block  BM x BN of C, BK = 16 deep per step (8 for the kokkos backend's 128x128 team, whose two
-//          stages must fit 48 KiB), kStages shared stages filled by cp.async (16-byte
+//   block  BM x BN of C, BK = 16 deep per step (8 for 64x128: at 16 its B fragments would not fit
+//          the registers beside 64 accumulators), kStages shared stages filled by cp.async (16-byte
 //          copies when the operands allow them, 8-byte ones otherwise; zero-fill past the borders),
 //          one barrier per step: the copies of step t + kStages - 1 fly while step t computes.
 //   warp   WM x WN of C as (WM/16) x (WN/8) accumulators of 16 x 8 (4 doubles per thread each).
@@ -133,7 +133,7 @@ inline constexpr double kPeakFlopsPerStep = 4.0 * 128.0;  // per thread: 4 chain
 // stores. Both are uniform per launch, so they cost a predictable branch, not an instantiation.
 // kStages: shared stages (the cuda backend's by block shape, tile_choice.hpp's dmma_stages: 4 at
 // 128x128, 3 at 128x64, 2 at 64x64; the kokkos backend's teams, which have only 48 KiB, 2).
-// BK: the step's depth, 16 or 8 (two stages of 128x128 fit a Kokkos team only 8 deep).
+// BK: the step's depth, 16 or 8 (tile_choice.hpp's dmma_depth: 8 for 64x128).
 //
 // The block's body is gemm_dmma_block: whoever launches it supplies the block's index in the grid
 // (pid), the thread's rank in the block (tid: 32 consecutive ranks are a warp), the shared stages
