@@ -457,43 +457,40 @@ TEST(TileChoiceDmma, H200DoubleGemmRunsOnTheTensorCoresWithTheSm90Shape) {
   EXPECT_EQ(dmma_smem_bytes(128, 128), kDmma128x128Smem);
   EXPECT_EQ(dmma_smem_bytes(64, 64), kDmma64x64Smem);
   EXPECT_EQ(dmma_smem_bytes(64, 128), kDmma64x128Smem);
-  // 128x128 once every SM gets 16 blocks of it (8192^3: 4096 blocks on 132 SMs).
-  for (index_t n : {6144, 8192, 16384}) {
-    const Problem p{Op::gemm, DType::f64, n, n, n};
+  // The automatic DMMA block of each problem: its tile, threads, stages, atom and residency.
+  struct Block {
+    TileConfig tile;
+    int threads;  // 32 x its warps
+    std::size_t smem;
+    int blocks_per_sm;
+    const char* atom;
+    const char* stages;
+  };
+  auto expect_block = [&](const Problem& p, const Block& b) {
     const LaunchPlan pl = plan_launch(d, Variant::optimized, p, {});
     SCOPED_TRACE(describe(d, Variant::optimized, p, pl));
     expect_launchable(d, Variant::optimized, p, pl);
     EXPECT_EQ(pl.dmma, 16816);
-    EXPECT_EQ(pl.tile.str(), (TileConfig{128, 128, 16}.str()));
-    EXPECT_EQ(pl.threads(), 256);  // 2 x 4 warps of 64 x 32
-    EXPECT_EQ(pl.block_y, 1);      // the kernel indexes threadIdx.x only
-    EXPECT_EQ(pl.smem_bytes, kDmma128x128Smem);
+    EXPECT_EQ(pl.tile.str(), b.tile.str());
+    EXPECT_EQ(pl.threads(), b.threads);
+    EXPECT_EQ(pl.block_y, 1);  // the kernel indexes threadIdx.x only
+    EXPECT_EQ(pl.smem_bytes, b.smem);
     EXPECT_EQ(pl.dynamic_smem_bytes, pl.smem_bytes);
-    EXPECT_TRUE(pl.needs_optin);
+    EXPECT_EQ(pl.needs_optin, b.smem > d.smem_per_block);
     EXPECT_EQ(pl.outputs_per_thread, 64);
-    EXPECT_EQ(pl.occupancy.blocks_per_sm, 1);
-    EXPECT_NE(pl.kernel.find("m16n8k16"), std::string::npos);
-    EXPECT_NE(pl.kernel.find("4 cp.async stages"), std::string::npos);
-  }
-  // Below that 64x128x8 (m16n8k8) once every SM gets 8 blocks of it (4096^3: 2048 on 132 SMs).
+    EXPECT_EQ(pl.occupancy.blocks_per_sm, b.blocks_per_sm);
+    EXPECT_NE(pl.kernel.find(b.atom), std::string::npos);
+    EXPECT_NE(pl.kernel.find(b.stages), std::string::npos);
+  };
+  // 128x128 once every SM gets 16 blocks of it (8192^3: 4096 blocks on 132 SMs): 2 x 4 warps of 64 x 32.
+  for (index_t n : {6144, 8192, 16384})
+    expect_block(Problem{Op::gemm, DType::f64, n, n, n},
+                 {{128, 128, 16}, 256, kDmma128x128Smem, 1, "m16n8k16", "4 cp.async stages"});
+  // Below that 64x128x8 (m16n8k8) once every SM gets 8 blocks of it (4096^3: 2048 on 132 SMs): 2 x 2
+  // warps of 32 x 64, registers for two blocks an SM.
   for (const Problem& p : {Problem{Op::gemm, DType::f64, 4096, 4096, 4096}, Problem{Op::gemm, DType::f64, 5120, 5120, 64},
-                           Problem{Op::gemm, DType::f64, 2112, 4224, 7}}) {
-    const LaunchPlan pl = plan_launch(d, Variant::optimized, p, {});
-    SCOPED_TRACE(describe(d, Variant::optimized, p, pl));
-    expect_launchable(d, Variant::optimized, p, pl);
-    EXPECT_EQ(pl.dmma, 16816);
-    EXPECT_EQ(pl.tile.str(), (TileConfig{64, 128, 8}.str()));
-    EXPECT_EQ(pl.threads(), 128);  // 2 x 2 warps of 32 x 64
-    EXPECT_EQ(pl.block_y, 1);      // the kernel indexes threadIdx.x only
-    EXPECT_EQ(pl.smem_bytes, kDmma64x128Smem);
-    EXPECT_EQ(pl.dynamic_smem_bytes, pl.smem_bytes);
-    EXPECT_FALSE(pl.needs_optin);
-    EXPECT_EQ(pl.outputs_per_thread, 64);
-    EXPECT_EQ(pl.occupancy.blocks_per_sm, 2);
-    EXPECT_NE(pl.kernel.find("m16n8k8"), std::string::npos);
-    EXPECT_NE(pl.kernel.find("3 cp.async stages"), std::string::npos);
-    EXPECT_NE(pl.kernel.find("registers for 2 blocks an SM"), std::string::npos);
-  }
+                           Problem{Op::gemm, DType::f64, 2112, 4224, 7}})
+    expect_block(p, {{64, 128, 8}, 128, kDmma64x128Smem, 2, "m16n8k8", "3 cp.async stages, registers for 2 blocks an SM"});
   // Before sm_90 (m8n8k4) no 64x128x8 unless asked for: 64x64 below 128x128's size.
   const Problem p4096{Op::gemm, DType::f64, 4096, 4096, 4096};
   EXPECT_EQ(plan_launch(a100(), Variant::optimized, p4096, {}).tile.str(), (TileConfig{64, 64, 16}.str()));
@@ -588,6 +585,22 @@ TEST(TileChoiceDmma, TuningChoosesTheShapeOrTheSimtKernel) {
   }
   EXPECT_THROW(DmmaEnv("m8n8k8"), Error);  // not a value: refused when set
   EXPECT_EQ(plan_launch(h200(), Variant::optimized, p, {}).dmma, 16816);
+}
+
+TEST(TileChoiceDmma, CarveoutFitAsksForTheResidentBlocksSharedMemory) {
+  const Problem p{Op::gemm, DType::f64, 4096, 4096, 4096};
+  EXPECT_EQ(plan_launch(h200(), Variant::optimized, p, {}).carveout, -1);  // the driver's choice
+  if (!sweeps_built()) GTEST_SKIP() << "cuda.dgemm.carveout=fit is a sweep value (-DTILEKIT_BUILD_SWEEPS=ON)";
+  TuningScope fit("cuda.dgemm.carveout", "fit");
+  // 64x128x8: two blocks of 43776 + 1024 bytes = 89600, 11 steps of 8 KiB = 90112 of 233472: 38%.
+  const LaunchPlan pl = plan_launch(h200(), Variant::optimized, p, {});
+  ASSERT_EQ(pl.tile.str(), (TileConfig{64, 128, 8}.str()));
+  EXPECT_EQ(pl.occupancy.blocks_per_sm, 2);
+  EXPECT_EQ(pl.carveout, 38);
+  // One 128x128 block of 149504 + 1024 bytes: 19 steps, 155648 bytes, 66%.
+  EXPECT_EQ(plan_launch(h200(), Variant::optimized, Problem{Op::gemm, DType::f64, 8192, 8192, 8192}, {}).carveout, 66);
+  // Only the DMMA kernel asks: the float gemm keeps the driver's choice.
+  EXPECT_EQ(plan_launch(h200(), Variant::optimized, Problem{Op::gemm, DType::f32, 4096, 4096, 4096}, {}).carveout, -1);
 }
 
 // ---- gemm.precision=tf32x3: the 3xTF32 float gemm (gemm_tf32x3.cuh) -------------------------

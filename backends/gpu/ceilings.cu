@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/gpu/estimate.hpp"
-#include "common/gpu/gemm_dmma.cuh"  // mma16816 (empty under hipcc)
+#include "common/gpu/gemm_dmma.cuh"  // peak_chains (empty under hipcc)
 #include "gpu_backend.hpp"
 
 namespace tilekit::gpu {

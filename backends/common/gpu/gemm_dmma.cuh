@@ -61,38 +61,31 @@ __device__ __forceinline__ void mma884(double& c0, double& c1, double a, double 
 #endif
 }
 
-// c += A(16x16) * B(16x8). m16n8k16 f64 exists from sm_90 (PTX ISA 7.8); elsewhere its 8 m8n8k4.
+// c += A(16 x 4KS) * B(4KS x 8), KS k-slices of 4: m16n8k16 (KS = 4) or m16n8k8 (KS = 2) f64, which
+// exist from sm_90 (PTX ISA 7.8); elsewhere the 2 KS m8n8k4 they equal.
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && \
     (__CUDACC_VER_MAJOR__ > 11 || (__CUDACC_VER_MAJOR__ == 11 && __CUDACC_VER_MINOR__ >= 8))
 #define TILEKIT_DMMA_M16N8K16 1
 #else
 #define TILEKIT_DMMA_M16N8K16 0
 #endif
-__device__ __forceinline__ void mma16816(double (&c)[4], const double (&a)[8], const double (&b)[4]) {
+template <int KS>
+__device__ __forceinline__ void mma16n8(double (&c)[4], const double (&a)[2 * KS], const double (&b)[KS]) {
+  static_assert(KS == 4 || KS == 2, "m16n8k16 or m16n8k8");
 #if TILEKIT_DMMA_M16N8K16
-  asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
-      "{%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
-      : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
-      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
-        "d"(b[1]), "d"(b[2]), "d"(b[3]));
+  if constexpr (KS == 4)
+    asm("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
+        "{%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+        : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
+          "d"(b[1]), "d"(b[2]), "d"(b[3]));
+  else
+    asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
 #else
 #pragma unroll
-  for (int s = 0; s < 4; ++s) {
-    mma884(c[0], c[1], a[2 * s], b[s]);
-    mma884(c[2], c[3], a[2 * s + 1], b[s]);
-  }
-#endif
-}
-
-// c += A(16x8) * B(8x8): m16n8k8 f64 (sm_90, PTX ISA 7.8), the first half of m16n8k16's k; elsewhere its 4 m8n8k4.
-__device__ __forceinline__ void mma1688(double (&c)[4], const double (&a)[4], const double (&b)[2]) {
-#if TILEKIT_DMMA_M16N8K16
-  asm("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-      : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
-      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
-#else
-#pragma unroll
-  for (int s = 0; s < 2; ++s) {
+  for (int s = 0; s < KS; ++s) {
     mma884(c[0], c[1], a[2 * s], b[s]);
     mma884(c[2], c[3], a[2 * s + 1], b[s]);
   }
@@ -116,7 +109,7 @@ __device__ __forceinline__ double peak_chains(int tid, int iters) {
     for (int q = 0; q < 4; ++q) c[j][q] = double(j);
   for (int k = 0; k < iters; ++k) {
 #pragma unroll
-    for (int j = 0; j < 4; ++j) mma16816(c[j], a, b);
+    for (int j = 0; j < 4; ++j) mma16n8<4>(c[j], a, b);
   }
   double s = 0;
 #pragma unroll
@@ -146,8 +139,7 @@ __device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int
                                                 int pid, int tid, double* smem, Barrier barrier) {
   using dmma::kPad;
   using dmma::mma884;
-  using dmma::mma1688;
-  using dmma::mma16816;
+  using dmma::mma16n8;
   static_assert(kStages >= 2, "a stage computes while the next one loads");
   static_assert(BK == 16 || BK == 8, "a step is one m16n8k16 or one m16n8k8 deep");
   constexpr int NT = 32 * WARPS_M * WARPS_N;
@@ -200,10 +192,8 @@ __device__ __forceinline__ void gemm_dmma_block(const GemmParams<double>& g, int
       }
 #pragma unroll
       for (int j = 0; j < NJ; ++j) {
-        if constexpr (kWide && BK == 16) {
-          mma16816(acc[i][j], a, b[j]);
-        } else if constexpr (kWide) {
-          mma1688(acc[i][j], a, b[j]);
+        if constexpr (kWide) {
+          mma16n8<KS>(acc[i][j], a, b[j]);
         } else {
 #pragma unroll
           for (int v = 0; v < KS; ++v) {
