@@ -25,11 +25,11 @@ int regs_of(Op op, Variant v, DType t, const TileConfig& tile) {
       if (v == Variant::naive) return 32;
       if (v == Variant::tiled) return 32;  // capped by its launch bounds (two 1024-thread blocks per SM)
       // DMMA (the larger of m16n8k16 / m8n8k4, ptxas 13.0 for sm_90, no spills): 243 / 210 at
-      // 128x128, 178 / 145 at 128x64, 168 / 147 at 64x64 (bounded for three blocks an SM), 236 at
+      // 128x128, 178 / 145 at 128x64, 168 / 147 at 64x64 (bounded for three blocks an SM), 228 at
       // 64x128x8 (m16n8k8, two blocks an SM).
       if (f64 && is_dmma_tile(tile))
         return tile.rows == 128 && tile.cols == 128 ? 243 : tile.rows == 64 && tile.cols == 64 ? 168
-                                                          : tile.rows == 64 ? 236 : 178;
+                                                          : tile.rows == 64 ? 228 : 178;
       if (tile.rows == 256) return 201;  // gemm_sm90.cuh's 256x128 (float only; sgemm_regs)
       if (tile.rows == 128 && tile.cols == 128) return f64 ? 236 : 128;  // (16 deep: 128 + spills)
       if (tile.rows == 128) return f64 ? 154 : 95;

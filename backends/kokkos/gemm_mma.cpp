@@ -187,8 +187,9 @@ std::optional<TileConfig> auto_tile(const Problem& p) {
   }
   if (!dgemm_here()) return std::nullopt;
 #if defined(KOKKOS_ENABLE_CUDA)
-  // The cuda backend's rule on sm_90: 64x128x8 once it gives every SM 8 blocks (four waves of
-  // two), else 64x64 (H200: 1.09x 64x64 at 4096³, 1.08x 64x96 at 8192³: docs/design/kokkos-gemm-mma.md).
+  // 64x128x8 once it gives every SM 8 blocks (four waves of two, the cuda backend's rule for it on
+  // sm_90, where cuda's 128x128 takes over from 16 an SM: a team cannot have that), else 64x64
+  // (H200: 1.10x 64x64 at 4096³, 1.08x 64x96 and 1.03x cuda at 8192³: docs/design/kokkos-gemm-mma.md).
   if (tiles(p.m, 64) * tiles(p.n, 128) >= 8 * index_t(device().sms)) return dgemm_wide_tile();
 #endif
   return dgemm_tile();
