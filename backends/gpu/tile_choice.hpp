@@ -99,7 +99,7 @@ struct LaunchPlan {
   int outputs_per_thread = 1;
   bool async_copy = false;         // the device's DeviceProps::async_copy (kernels that can use it)
   int dmma = 0;                    // double gemm optimized on the tensor cores: 884 (mma.sync m8n8k4),
-                                   // 16816 (m16n8k16, sm_90); 0: the SIMT kernel
+                                   // 16816 (m16n8k16, sm_90; m16n8k8 at 64x128x8); 0: the SIMT kernel
   int dmma_stages = 0;             // ... its shared stages (dmma_stages; the sweep value cuda.dgemm.wide=stages3)
   int carveout = -1;               // the SM's shared-memory carveout to ask for, % (-1: the driver's choice;
                                    // the sweep value cuda.dgemm.carveout=fit)
