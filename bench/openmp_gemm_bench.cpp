@@ -11,7 +11,9 @@
 // on a machine whose every core the other library uses, those spinners take the cores of the call
 // that follows: back to back on a 16-core Xeon, tilekit's AVX2 SGEMM lost a third of its speed
 // after each OpenBLAS call. With the pause, every call starts with the other's threads asleep.
-// VARIANT: new (the default driver), peer (OpenBLAS), and, in sweep builds only (the measured
+// VARIANT: new (the default driver), peer (OpenBLAS), kokkos (the kokkos backend's optimized gemm,
+// on its own copies of the inputs: on a host space the same micro-kernel under Kokkos' parallel_for,
+// docs/design/kokkos-host-optimized.md; an error row where kokkos is not built or runs on a GPU), and, in sweep builds only (the measured
 // alternatives, -DTILEKIT_BUILD_SWEEPS=ON), prof (openmp.gemm.profile=on: where each thread's time
 // went, on stderr, per call), scalarpack (openmp.gemm.pack_a=scalar), apf (openmp.gemm.prefetch_a=on);
 // each optionally followed by @RxC (a forced
@@ -20,7 +22,8 @@
 // (bound: 4 K eps sum |a b|; that first run is also the warm-up: workspaces, thread pools), then
 // timed REPS times, the variants alternating; prints one JSON line per variant in the shape of
 // `tilekit run --json` (median and best GFLOP/s, all times; "new" is reported as the optimized
-// variant, "peer" as openblas) and exits 1 if any check failed. bench/suites.toml's host-scaling
+// variant, "peer" as openblas; every variant after the first with speed_ratio, the median over the
+// rounds of its speed / the first's in that round) and exits 1 if any check failed. bench/suites.toml's host-scaling
 // suite runs it.
 #include <omp.h>
 
@@ -30,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -77,13 +81,30 @@ int bench(tilekit::index_t n, int reps, int pause_ms, std::vector<Variant> varia
   tilekit::Matrix<T> a(be, n, n), b(be, n, n), c(be, n, n);
   a.upload(ha);
   b.upload(hb);
+  // The kokkos backend's own matrices (its allocator, its alignment), made only if a variant asks.
+  std::unique_ptr<tilekit::Matrix<T>> ka, kb, kc;
+  auto kokkos_matrices = [&] {
+    if (ka) return;
+    tilekit::Backend& kbe = tilekit::backend("kokkos");
+    if (!kbe.host_accessible()) throw tilekit::Error("backend 'kokkos' runs on a GPU here: its matrices are not host memory");
+    ka = std::make_unique<tilekit::Matrix<T>>(kbe, n, n);
+    kb = std::make_unique<tilekit::Matrix<T>>(kbe, n, n);
+    kc = std::make_unique<tilekit::Matrix<T>>(kbe, n, n);
+    ka->upload(ha);
+    kb->upload(hb);
+  };
+  auto out = [&](const Variant& v) { return v.kind == "kokkos" ? kc->data() : c.data(); };
 
   auto run = [&](const Variant& v) {
     set_env(v);
-    if (v.kind == "peer")
+    if (v.kind == "peer") {
       be.gemm_peer(tilekit::GemmArgs<T>{n, n, n, T(1), a.data(), n, b.data(), n, T(0), c.data(), n});
-    else
+    } else if (v.kind == "kokkos") {
+      kokkos_matrices();
+      tilekit::gemm(tilekit::Variant::optimized, T(1), *ka, *kb, T(0), *kc, v.tile);
+    } else {
       tilekit::gemm(tilekit::Variant::optimized, T(1), a, b, T(0), c, v.tile);
+    }
   };
   auto seconds = [&](const Variant& v) {
     if (pause_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
@@ -96,8 +117,9 @@ int bench(tilekit::index_t n, int reps, int pause_ms, std::vector<Variant> varia
   std::vector<std::string> checks(variants.size());
   bool all_ok = true;
   for (std::size_t vi = 0; vi < variants.size(); ++vi) {
-    std::fill(c.data(), c.data() + n * n, std::numeric_limits<T>::quiet_NaN());
     try {
+      if (variants[vi].kind == "kokkos") kokkos_matrices();
+      std::fill(out(variants[vi]), out(variants[vi]) + n * n, std::numeric_limits<T>::quiet_NaN());
       run(variants[vi]);
     } catch (const tilekit::Error& e) {  // e.g. a tile the L2 cannot hold: reported, not timed
       std::printf("{\"n\": %ld, \"threads\": %d, \"variant\": \"%s\", \"error\": \"%s\"}\n", long(n),
@@ -115,7 +137,7 @@ int bench(tilekit::index_t n, int reps, int pause_ms, std::vector<Variant> varia
         ref += double(ha[std::size_t(i * n + p)]) * double(hb[std::size_t(p * n + j)]);
         mag += std::fabs(double(ha[std::size_t(i * n + p)]) * double(hb[std::size_t(p * n + j)]));
       }
-      const double got = c.data()[i * n + j];
+      const double got = out(variants[vi])[i * n + j];
       const double err = std::fabs(got - ref) / (4.0 * double(n) * 0.5 * double(std::numeric_limits<T>::epsilon()) * mag);
       worst = std::isfinite(got) ? std::max(worst, err) : 1e30;
     }
@@ -137,16 +159,26 @@ int bench(tilekit::index_t n, int reps, int pause_ms, std::vector<Variant> varia
     const double med = t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
     std::string list;
     for (double x : times[vi]) list += (list.empty() ? "" : ",") + std::to_string(x);
-    const bool peer = variants[vi].kind == "peer";
-    const char* variant = peer ? "openblas" : variants[vi].spec == "new" ? "optimized" : variants[vi].spec.c_str();
+    // Against the first variant, call by call: on a shared VM whose speed moves by 2x within
+    // seconds, the median of the per-round ratios holds still where the two medians do not.
+    std::string versus;
+    if (vi > 0) {
+      std::vector<double> r;
+      for (std::size_t i = 0; i < times[vi].size(); ++i) r.push_back(times[0][i] / times[vi][i]);
+      std::sort(r.begin(), r.end());
+      const double rm = r.size() % 2 ? r[r.size() / 2] : 0.5 * (r[r.size() / 2 - 1] + r[r.size() / 2]);
+      versus = ", \"versus\": \"" + variants[0].spec + "\", \"speed_ratio\": " + std::to_string(rm);
+    }
+    const bool peer = variants[vi].kind == "peer", kokkos = variants[vi].kind == "kokkos";
+    const char* variant = peer ? "openblas" : variants[vi].spec == "new" || kokkos ? "optimized" : variants[vi].spec.c_str();
     std::printf(
-        "{\"op\": \"gemm\", \"backend\": \"openmp\", \"variant\": \"%s\", \"setting\": \"%s\", \"peer\": %s, "
+        "{\"op\": \"gemm\", \"backend\": \"%s\", \"variant\": \"%s\", \"setting\": \"%s\", \"peer\": %s, "
         "\"dtype\": \"%s\", \"m\": %ld, \"n\": %ld, \"k\": %ld, \"threads\": %d, \"reps\": %d, \"seconds\": %.9g, "
         "\"min_seconds\": %.9g, \"max_seconds\": %.9g, \"gflops\": %.6g, \"gflops_best\": %.6g, \"gbps\": %.6g, "
-        "\"times\": [%s], \"verified\": %s, \"check\": \"%s\"}\n",
-        variant, variants[vi].spec.c_str(), peer ? "true" : "false", sizeof(T) == 4 ? "float" : "double", long(n), long(n), long(n), omp_get_max_threads(),
+        "\"times\": [%s]%s, \"verified\": %s, \"check\": \"%s\"}\n",
+        kokkos ? "kokkos" : "openmp", variant, variants[vi].spec.c_str(), peer ? "true" : "false", sizeof(T) == 4 ? "float" : "double", long(n), long(n), long(n), omp_get_max_threads(),
         reps, med, t.front(), t.back(), flops / med * 1e-9, flops / t.front() * 1e-9,
-        3.0 * sizeof(T) * double(n) * double(n) / med * 1e-9, list.c_str(), checks[vi] == "ok" ? "true" : "false",
+        3.0 * sizeof(T) * double(n) * double(n) / med * 1e-9, list.c_str(), versus.c_str(), checks[vi] == "ok" ? "true" : "false",
         checks[vi].c_str());
   }
   return all_ok ? 0 : 1;
