@@ -134,10 +134,6 @@ std::vector<Tuning> make_table() {
                    "optimized double gemm: the FP64 tensor-core shape, or off for FFMA (auto: m16n8k16 on sm_90, m8n8k4 on sm_80)"),
       alternatives("cuda.dgemm.wide", "cuda", {"auto", "stages3"}, "auto",
                    "optimized double gemm on the FP64 tensor cores, 128x128 blocks: four shared stages, or three"),
-      alternatives("cuda.gemm.carveout", "cuda", {"auto", "fit"}, "auto",
-                   "optimized gemm (the sm_90 float kernels, the FP64 tensor-core kernel): the SM's shared-memory "
-                   "carveout as the driver chooses it, or just what the resident blocks need (the rest L1, as a Kokkos "
-                   "team launch)"),
       alternatives("gpu.conv2d.optimized", "cuda, hip", {"auto", "tile", "aligned-lines", "aligned", "aligned-occ"}, "auto",
                    "optimized conv2d window (auto: aligned-lines where cp.async is, else tile): rows vector-padded, "
                    "sector-aligned and copied by lines, sector-aligned, registers capped, or a pattern"),

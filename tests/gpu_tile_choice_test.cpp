@@ -587,29 +587,6 @@ TEST(TileChoiceDmma, TuningChoosesTheShapeOrTheSimtKernel) {
   EXPECT_EQ(plan_launch(h200(), Variant::optimized, p, {}).dmma, 16816);
 }
 
-TEST(TileChoiceDmma, CarveoutFitAsksForTheResidentBlocksSharedMemory) {
-  const Problem p{Op::gemm, DType::f64, 4096, 4096, 4096};
-  EXPECT_EQ(plan_launch(h200(), Variant::optimized, p, {}).carveout, -1);  // the driver's choice
-  if (!sweeps_built()) GTEST_SKIP() << "cuda.gemm.carveout=fit is a sweep value (-DTILEKIT_BUILD_SWEEPS=ON)";
-  TuningScope fit("cuda.gemm.carveout", "fit");
-  // 64x128x8: two blocks of 43776 + 1024 bytes = 89600, 11 steps of 8 KiB = 90112 of 233472: 38%.
-  const LaunchPlan pl = plan_launch(h200(), Variant::optimized, p, {});
-  ASSERT_EQ(pl.tile.str(), (TileConfig{64, 128, 8}.str()));
-  EXPECT_EQ(pl.occupancy.blocks_per_sm, 2);
-  EXPECT_EQ(pl.carveout, 38);
-  // One 128x128 block of 149504 + 1024 bytes: 19 steps, 155648 bytes, 66%.
-  EXPECT_EQ(plan_launch(h200(), Variant::optimized, Problem{Op::gemm, DType::f64, 8192, 8192, 8192}, {}).carveout, 66);
-  // The sm_90 float kernel asks too: its resident blocks' shared memory, as a share of the SM.
-  const LaunchPlan fp = plan_launch(h200(), Variant::optimized, Problem{Op::gemm, DType::f32, 4096, 4096, 4096}, {});
-  ASSERT_GT(fp.sgemm, 0);
-  const std::size_t need = std::size_t(fp.occupancy.blocks_per_sm) * (fp.smem_bytes + 1024);
-  EXPECT_EQ(fp.carveout, int((need + 8191) / 8192 * 8192 * 100 / h200().smem_per_sm));
-  EXPECT_GT(fp.carveout, 0);
-  EXPECT_LT(fp.carveout, 100);
-  // The naive and tiled kernels keep the driver's choice.
-  EXPECT_EQ(plan_launch(h200(), Variant::tiled, Problem{Op::gemm, DType::f32, 4096, 4096, 4096}, {}).carveout, -1);
-}
-
 // ---- gemm.precision=tf32x3: the 3xTF32 float gemm (gemm_tf32x3.cuh) -------------------------
 
 // Sets gemm.precision=tf32x3 for one scope.

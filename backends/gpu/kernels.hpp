@@ -31,10 +31,6 @@ inline void launch_kernel(const void* kernel, const LaunchPlan& pl, int blocks, 
                 "' names a kernel this build does not compile (a sweep build's, or one for GPUs older than the build's "
                 "architectures)");
   if (pl.needs_optin) TILEKIT_GPU_CHECK(gpuFuncSetMaxDynamicSharedMemory(kernel, pl.dynamic_smem_bytes));
-#if !defined(__HIPCC__)
-  if (pl.carveout >= 0)
-    TILEKIT_GPU_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, pl.carveout));
-#endif
   const gpuError_t e =
       gpuLaunchKernel(kernel, dim3(unsigned(blocks)), dim3(pl.block_x, pl.block_y), args, pl.dynamic_smem_bytes, s);
   if (e != gpuSuccess) throw_gpu_error(e, name, __FILE__, __LINE__);

@@ -730,14 +730,6 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                      : pl.sgemm != 0  ? sgemm_regs(kSgemmVariants[pl.sgemm])
                                       : regs_of(p.op, v, p.dtype, pl.tile);
   pl.occupancy = estimate_occupancy(d, pl.threads(), pl.smem_bytes, pl.regs_estimate);
-  // cuda.gemm.carveout=fit (a sweep value): the DMMA and sm_90 SGEMM kernels ask for the shared
-  // memory their resident blocks need, in 8 KiB steps, and leave the rest to L1, as a Kokkos team
-  // launch does (the kokkos teams run the same blocks 1-4% faster than these kernels:
-  // docs/design/gpu-dgemm-dmma.md, gpu-sgemm-steady-spread.md).
-  if ((pl.dmma != 0 || pl.sgemm != 0) && d.smem_per_sm > 0 && tuning("cuda.gemm.carveout") == "fit") {
-    const std::size_t need = std::size_t(std::max(1, pl.occupancy.blocks_per_sm)) * (pl.smem_bytes + d.smem_reserved_per_block);
-    pl.carveout = int(std::min<std::size_t>(100, (need + 8191) / 8192 * 8192 * 100 / d.smem_per_sm));
-  }
   // conv2d aligned-pf: prefetch for the block one wave of resident blocks ahead.
   if (pl.conv_prefetch > 0) pl.conv_prefetch = d.sm_count * std::max(1, pl.occupancy.blocks_per_sm);
   return pl;

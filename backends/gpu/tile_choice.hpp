@@ -101,8 +101,6 @@ struct LaunchPlan {
   int dmma = 0;                    // double gemm optimized on the tensor cores: 884 (mma.sync m8n8k4),
                                    // 16816 (m16n8k16, sm_90; m16n8k8 at 64x128x8); 0: the SIMT kernel
   int dmma_stages = 0;             // ... its shared stages (dmma_stages; the sweep value cuda.dgemm.wide=stages3)
-  int carveout = -1;               // the SM's shared-memory carveout to ask for, % (-1: the driver's choice;
-                                   // the sweep value cuda.gemm.carveout=fit)
   int sgemm = 0;                   // float gemm optimized: index into kSgemmVariants (0: gemm.cuh's kernel)
   int tf32x3 = 0;                  // float gemm optimized under gemm.precision=tf32x3: 1 + index into
                                    // kTf32x3Shapes (0: not the 3xTF32 kernel)
