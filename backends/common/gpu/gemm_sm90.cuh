@@ -49,6 +49,22 @@ __host__ __device__ constexpr int threads(int bm, int bn, int tm, int tn) { retu
 
 }  // namespace sgemm
 
+// A block's part of one tile under stream-K (gemm_sm90_streamk_kernel, below): what its epilogue
+// does with the product of its K steps. whole: all of them, written to C. publish: a later part of
+// the tile's K steps, stored raw to `out` (BM x BN, row-major, in L2), then `*flag = epoch`.
+// gather: the tile's first K steps; waits for the `sources` blocks after it that published the
+// rest, adds their partials in block order (so every run sums alike) and writes C.
+struct StreamKPiece {
+  enum Role { whole, publish, gather };
+  Role role = whole;
+  float* out = nullptr;
+  unsigned long long* flag = nullptr;
+  const float* in = nullptr;
+  const unsigned long long* flags = nullptr;
+  int sources = 0;
+  unsigned long long epoch = 0;
+};
+
 // BM x BN of C per block, BK deep per step, TM x TN per thread (sgemm::threads of them), kStages
 // shared stages; kEarly: each step's barrier before its last K index (see the pipeline below);
 // kFast: blocks wholly inside C copy their full K steps from per-row pointers, without predicates;
@@ -72,10 +88,12 @@ __host__ __device__ constexpr int threads(int bm, int bn, int tm, int tn) { retu
 // grid, the thread's rank in the block, the shared stages (sgemm::smem_bytes, 16-byte aligned)
 // and the block's barrier. gemm_sm90_kernel below is the cuda backend's launch; the kokkos
 // backend runs the same body in a Kokkos team (team scratch, team_barrier: backends/kokkos/gemm.cpp).
+// `piece` (stream-K only): the epilogue's role; the default writes C.
 template <int BM, int BN, int BK, int TM, int TN, int kStages, bool kEarly = false, bool kFast = false, int KU = BK,
           int AHEAD = 1, bool kZig = false, bool kSteady = true, bool kSpread = false, int kSpreadK = 1, class Barrier>
 __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int tiles_x, int tiles_y, int bvec,
-                                                int cvec, int pid, int tid, float* smem, Barrier barrier) {
+                                                int cvec, int pid, int tid, float* smem, Barrier barrier,
+                                                const StreamKPiece& piece = StreamKPiece{}) {
   using namespace sgemm;
   constexpr int NT = threads(BM, BN, TM, TN);
   constexpr int LR = 4, LC = 8;                // lanes of a warp as 4 x 8
@@ -296,6 +314,50 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
   }
   for (; t < steps; ++t) run_step(t, std::false_type{});
 
+  // Stream-K: acc[4 qi + e][4 qj + f] is element (wm0 + 16 qi + 4 tr + e, wn0 + 32 qj + 4 tc + f) of
+  // the tile's partials; whole rows of 4, 16-byte aligned (BN and the offsets are multiples of 4).
+  if (piece.role != StreamKPiece::whole) {
+    auto part = [&](int qi, int e, int qj) { return (wm0 + qi * 4 * LR + tr * 4 + e) * BN + wn0 + qj * 4 * LC + tc * 4; };
+    if (piece.role == StreamKPiece::publish) {
+#pragma unroll
+      for (int qi = 0; qi < QM; ++qi)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+#pragma unroll
+          for (int qj = 0; qj < QN; ++qj) {
+            const float* v = acc[qi * 4 + e] + qj * 4;
+            __stcg(reinterpret_cast<float4*>(piece.out + part(qi, e, qj)), make_float4(v[0], v[1], v[2], v[3]));
+          }
+      __threadfence();  // every thread's partials reach L2 before the flag below says so
+      barrier();
+      if (tid == 0) asm volatile("st.release.gpu.global.u64 [%0], %1;\n" ::"l"(piece.flag), "l"(piece.epoch) : "memory");
+      return;
+    }
+    if (tid == 0)
+      for (int src = 0; src < piece.sources; ++src) {
+        unsigned long long seen = 0;
+        for (;;) {
+          asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(seen) : "l"(piece.flags + src) : "memory");
+          if (seen == piece.epoch) break;
+          __nanosleep(100);
+        }
+      }
+    barrier();
+    for (int src = 0; src < piece.sources; ++src) {
+      const float* in = piece.in + std::size_t(src) * BM * BN;
+#pragma unroll
+      for (int qi = 0; qi < QM; ++qi)
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+#pragma unroll
+          for (int qj = 0; qj < QN; ++qj) {
+            const float4 p = __ldcg(reinterpret_cast<const float4*>(in + part(qi, e, qj)));
+            float* v = acc[qi * 4 + e] + qj * 4;
+            v[0] += p.x, v[1] += p.y, v[2] += p.z, v[3] += p.w;
+          }
+    }
+  }
+
   // Epilogue: acc[4 qi + e][4 qj + f] is C[m0 + wm0 + 16 qi + 4 tr + e][n0 + wn0 + 32 qj + 4 tc + f].
   // beta == 0 never reads C (it may hold NaN).
 #pragma unroll
@@ -336,6 +398,68 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
   gemm_sm90_block<BM, BN, BK, TM, TN, kStages, kEarly, kFast, KU, AHEAD, kZig, kSteady, kSpread, kSpreadK>(
       g, tiles_x, tiles_y, bvec, cvec, int(blockIdx.x), int(threadIdx.x), reinterpret_cast<float*>(gemm_sm90_smem),
       [] { __syncthreads(); });
+}
+
+// Stream-K (docs/design/gpu-sgemm-stream-k.md): a grid of exactly the blocks the GPU holds at once
+// (every SM's share), each taking an equal share of all the tiles' K steps, so that no SM idles
+// through a last, partial wave. Block b first runs tiles b, b + G, ... whole (G blocks in the
+// grid) for `dp_waves` waves, in the grid's tile order, as a normal launch would; then the K steps
+// of the tiles left (between one and two waves of them) are cut into G equal runs. A tile cut in
+// several gets its first K steps from the block whose run holds them, and the rest from the
+// blocks after it, which publish their partials first thing: a block waits only on later blocks
+// that wait on nothing before they publish, so the waits end while every block can be resident.
+struct StreamK {
+  float* partials = nullptr;            // G x BM x BN floats: block b's published partial at b BM BN
+  unsigned long long* flags = nullptr;  // G: block b's flag, set to `epoch` once published
+  unsigned long long epoch = 0;         // this launch's value (the flags are never reset)
+  int dp_waves = 0;
+};
+
+template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS, bool kEarly = false, bool kFast = false,
+          int KU = BK, int AHEAD = 1, bool kZig = false, bool kSteady = true, bool kSpread = false, int kSpreadK = 1>
+__global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void gemm_sm90_streamk_kernel(
+    GemmParams<float> g, int tiles_x, int tiles_y, int bvec, int cvec, StreamK sk) {
+  extern __shared__ __align__(16) unsigned char gemm_sm90_smem[];
+  float* smem = reinterpret_cast<float*>(gemm_sm90_smem);
+  const int b = int(blockIdx.x), nb = int(gridDim.x), tid = int(threadIdx.x);
+  auto barrier = [] { __syncthreads(); };
+  auto run = [&](const GemmParams<float>& p, int tile, const StreamKPiece& piece, bool first) {
+    if (!first) {  // the previous piece's last reads of the stages are done before new copies land
+      sgemm::wait<0>();
+      __syncthreads();
+    }
+    gemm_sm90_block<BM, BN, BK, TM, TN, kStages, kEarly, kFast, KU, AHEAD, kZig, kSteady, kSpread, kSpreadK>(
+        p, tiles_x, tiles_y, bvec, cvec, tile, tid, smem, barrier, piece);
+  };
+  bool first = true;
+  for (int w = 0; w < sk.dp_waves; ++w, first = false) run(g, w * nb + b, StreamKPiece{}, first);
+
+  const int steps = (g.k + BK - 1) / BK;
+  const long long tile0 = (long long)sk.dp_waves * nb, total = ((long long)tiles_x * tiles_y - tile0) * steps;
+  auto start = [&](int blk) { return total * blk / nb; };
+  for (long long it = start(b), end = start(b + 1); it < end; first = false) {
+    const int tile = int(it / steps), kb = int(it % steps);
+    const int ke = int(min((long long)steps, kb + (end - it)));
+    GemmParams<float> p = g;  // the piece's K steps as a gemm of its own
+    p.a += kb * BK;
+    p.b += (long long)kb * BK * g.ldb;
+    p.k = min(g.k, ke * BK) - kb * BK;
+    StreamKPiece piece;
+    if (kb != 0) {
+      piece.role = StreamKPiece::publish;
+      piece.out = sk.partials + (long long)b * BM * BN;
+      piece.flag = sk.flags + b;
+    } else if (ke < steps) {
+      piece.role = StreamKPiece::gather;
+      piece.in = sk.partials + (long long)(b + 1) * BM * BN;
+      piece.flags = sk.flags + b + 1;
+      const long long tile_end = (long long)(tile + 1) * steps;
+      while (b + 1 + piece.sources < nb && start(b + 1 + piece.sources) < tile_end) ++piece.sources;
+    }
+    piece.epoch = sk.epoch;
+    run(p, int(tile0) + tile, piece, first);
+    it += ke - kb;
+  }
 }
 
 }  // namespace tilekit::gpu
