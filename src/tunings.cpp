@@ -126,7 +126,7 @@ std::vector<Tuning> make_table() {
                    "auto",
                    "optimized float gemm on sm_90: the kernel, at every size (auto: dual3efzs4, gemm.cuh's 64x64 where it "
                    "cannot fill the GPU)"),
-      choice("cuda.sgemm.streamk", "cuda", {"auto", "on", "off"}, "auto",
+      choice("cuda.sgemm.streamk", "cuda", {"auto", "on", "off", "persistent"}, "auto",
              "optimized float gemm on sm_90, the default kernel: stream-K (a grid of the blocks the GPU holds at once, "
              "the last waves' K steps shared out evenly) or one block a tile (auto: stream-K where a last partial wave "
              "would leave more than 1% of the GPU idle; on: wherever it can run)"),

@@ -369,6 +369,12 @@ void plan_streamk(const DeviceProps& d, const Problem& p, LaunchPlan& pl) {
   const long long waves = (tiles + blocks - 1) / blocks;
   const double used = double(tiles) / double(waves * blocks);
   if (mode == "auto" && used > 0.99) return;
+  if (mode == "persistent") {  // laboratory: the same grid, every tile whole
+    pl.streamk_blocks = int(blocks);
+    pl.streamk_dp_waves = int(waves);
+    pl.kernel.insert(pl.kernel.size() - 1, ", persistent: " + std::to_string(blocks) + " blocks, " + std::to_string(waves) + " waves of whole tiles");
+    return;
+  }
   pl.streamk_blocks = int(blocks);
   pl.streamk_dp_waves = int(dp);
   pl.kernel.insert(pl.kernel.size() - 1, ", stream-K: " + std::to_string(blocks) + " blocks, " +

@@ -432,10 +432,11 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
         p, tiles_x, tiles_y, bvec, cvec, tile, tid, smem, barrier, piece);
   };
   bool first = true;
-  for (int w = 0; w < sk.dp_waves; ++w, first = false) run(g, w * nb + b, StreamKPiece{}, first);
+  const int tiles = tiles_x * tiles_y;
+  for (int w = 0; w < sk.dp_waves && w * nb + b < tiles; ++w, first = false) run(g, w * nb + b, StreamKPiece{}, first);
 
   const int steps = (g.k + BK - 1) / BK;
-  const long long tile0 = (long long)sk.dp_waves * nb, total = ((long long)tiles_x * tiles_y - tile0) * steps;
+  const long long tile0 = (long long)sk.dp_waves * nb, total = max(0LL, (tiles - tile0) * steps);
   auto start = [&](int blk) { return total * blk / nb; };
   for (long long it = start(b), end = start(b + 1); it < end; first = false) {
     const int tile = int(it / steps), kb = int(it % steps);
