@@ -907,17 +907,22 @@ TEST(TileChoiceSgemm, StreamKWhereALastPartialWaveWouldIdleTheGpu) {
   ASSERT_EQ(p2048.sgemm, kSgemmDefault);
   EXPECT_EQ(p2048.occupancy.blocks_per_sm, 2);
   EXPECT_EQ(p2048.streamk_blocks, 264);
-  EXPECT_EQ(p2048.streamk_dp_waves, 0);
-  EXPECT_NE(p2048.kernel.find("stream-K: 264 blocks, 256 tiles' K steps shared"), std::string::npos) << p2048.kernel;
-  // 16384^2: 16384 tiles, 62.06 waves: 61 waves of whole tiles, then 280 tiles' K steps over 264 blocks.
+  EXPECT_EQ(p2048.streamk_whole_tiles, 0);
+  EXPECT_NE(p2048.kernel.find("stream-K: 256 tiles' K steps over 264 blocks"), std::string::npos) << p2048.kernel;
+  // 4096^2: 1024 tiles = 3 waves of 264 whole, then 232 shared.
+  EXPECT_EQ(plan(4096, 4096, 4096).streamk_whole_tiles, 792);
+  // 16384^2: 16384 tiles, 62.06 waves: the last 16 tiles shared (98.5% of the places used).
   const LaunchPlan big = plan(16384, 16384, 16384);
   EXPECT_EQ(big.streamk_blocks, 264);
-  EXPECT_EQ(big.streamk_dp_waves, 61);
-  // Exactly 264 tiles (1536 x 2816) fill the places: one block a tile, unless asked.
+  EXPECT_EQ(big.streamk_whole_tiles, 16368);
+  // 262 tiles (256 x 16768) use 99.2%: one block a tile, unless asked; 264 tiles (1536 x 2816)
+  // fill the places: one block a tile even when asked.
+  EXPECT_EQ(plan(256, 16768, 2048).streamk_blocks, 0);
   EXPECT_EQ(plan(1536, 2816, 2048).streamk_blocks, 0);
   {
     test::TuningScope on("cuda.sgemm.streamk", "on");
-    EXPECT_EQ(plan(1536, 2816, 2048).streamk_blocks, 264);
+    EXPECT_EQ(plan(256, 16768, 2048).streamk_blocks, 264);
+    EXPECT_EQ(plan(1536, 2816, 2048).streamk_blocks, 0);
   }
   // Fewer than 16 K steps a tile, or the tuning off: one block a tile.
   EXPECT_EQ(plan(2048, 2048, 240).streamk_blocks, 0);

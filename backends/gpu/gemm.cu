@@ -152,7 +152,7 @@ void launch_sm90_streamk(GemmParams<float> g, const LaunchPlan& pl, int tx, int 
   sk.partials = static_cast<float*>(ws);
   sk.flags = reinterpret_cast<unsigned long long*>(static_cast<char*>(ws) + partial_bytes);
   sk.epoch = next_streamk_epoch();
-  sk.dp_waves = pl.streamk_dp_waves;
+  sk.tile0 = pl.streamk_whole_tiles;
   void* args[] = {&g, &tx, &ty, &bvec, &cvec, &sk};
   try {
     launch_kernel(sm90_streamk_kernel(), pl, blocks, args, s, "gemm_sm90_streamk_kernel");
@@ -207,14 +207,13 @@ void launch_sm90(const GemmParams<T>& g0, const LaunchPlan& pl, gpuStream_t s) {
     int tx = ceil_div(g.n, pl.tile.cols), ty = ceil_div(g.m, pl.tile.rows);
     int bvec = aligned16(g.b) && g.ldb % 4 == 0;
     int cvec = aligned16(g.c) && g.ldc % 4 == 0;
-    if (pl.streamk_blocks > 0) {
-      launch_sm90_streamk(g, pl, tx, ty, bvec, cvec, s);
-      return;
-    }
     void* args[] = {&g, &tx, &ty, &bvec, &cvec};
     const void* k = sm90_kernel(pl.sgemm);
     if (k != nullptr) {
-      launch_kernel(k, pl, tx * ty, args, s, "gemm_sm90_kernel");
+      // Stream-K: the whole waves as usual, then the last one's tiles shared out (gemm_sm90.cuh).
+      const int whole = pl.streamk_blocks > 0 ? pl.streamk_whole_tiles : tx * ty;
+      if (whole > 0) launch_kernel(k, pl, whole, args, s, "gemm_sm90_kernel");
+      if (pl.streamk_blocks > 0) launch_sm90_streamk(g, pl, tx, ty, bvec, cvec, s);
       return;
     }
   }
@@ -286,7 +285,7 @@ const void* gemm_kernel(Variant v, DType t, const LaunchPlan& pl) {
       if (f && pl.tf32x3_wgmma) return tf32x3_wgmma_kernel();
       if (f && pl.tf32x3 != 0) return tf32x3_kernel(pl.tf32x3);
       if (!f && pl.dmma != 0) return dmma_kernel(pl);
-      if (f && pl.sgemm != 0) return pl.streamk_blocks > 0 ? sm90_streamk_kernel() : sm90_kernel(pl.sgemm);
+      if (f && pl.sgemm != 0) return sm90_kernel(pl.sgemm);
 #endif
       return f ? optimized_kernel<float, true>(pl.tile) : optimized_kernel<double, true>(pl.tile);
   }

@@ -352,11 +352,11 @@ ConvOptChoice conv2d_opt_choice(const DeviceProps& d) {
 }
 
 // Stream-K for the default sm_90 float kernel (gemm_sm90.cuh, docs/design/gpu-sgemm-stream-k.md):
-// a grid of every SM's share of resident blocks, whole tiles for all but the last one or two
-// waves, whose K steps are then shared out evenly. auto: where one block a tile would leave more
-// than 1% of the GPU idle in a last, partial wave. Each block's share must hold a K step at least
-// (a block with none would leave the block before it waiting), and 16 K steps a tile keep the
-// partials' round trip through L2 small next to a tile's work.
+// the whole waves of tiles as usual, then the tiles of the last, partial wave shared out as equal
+// runs of K steps over every SM's share of resident blocks. auto: where that wave would leave more
+// than 1% of the GPU's places idle. Each block's run must hold a K step at least (a block with none
+// would leave the block before it waiting), and 16 K steps a tile keep the partials' round trip
+// through L2 small next to a tile's work.
 namespace {
 void plan_streamk(const DeviceProps& d, const Problem& p, LaunchPlan& pl) {
   const std::string mode = tuning("cuda.sgemm.streamk");
@@ -364,22 +364,16 @@ void plan_streamk(const DeviceProps& d, const Problem& p, LaunchPlan& pl) {
   const long long blocks = (long long)d.sm_count * std::max(1, pl.occupancy.blocks_per_sm);
   const long long tiles = ((p.m + pl.tile.rows - 1) / pl.tile.rows) * ((p.n + pl.tile.cols - 1) / pl.tile.cols);
   const long long steps = (p.k + pl.tile.depth - 1) / pl.tile.depth;
-  const long long dp = std::max(0LL, tiles / blocks - 1), left = tiles - dp * blocks;
-  if (steps < 16 || left * steps < blocks || blocks > (1LL << 30)) return;
-  const long long waves = (tiles + blocks - 1) / blocks;
-  const double used = double(tiles) / double(waves * blocks);
+  const long long left = tiles % blocks, whole = tiles - left;
+  if (left == 0 || steps < 16 || left * steps < blocks || blocks > (1LL << 30)) return;
+  const double used = double(tiles) / double((whole / blocks + 1) * blocks);
   if (mode == "auto" && used > 0.99) return;
-  if (mode == "persistent") {  // laboratory: the same grid, every tile whole
-    pl.streamk_blocks = int(blocks);
-    pl.streamk_dp_waves = int(waves);
-    pl.kernel.insert(pl.kernel.size() - 1, ", persistent: " + std::to_string(blocks) + " blocks, " + std::to_string(waves) + " waves of whole tiles");
-    return;
-  }
   pl.streamk_blocks = int(blocks);
-  pl.streamk_dp_waves = int(dp);
-  pl.kernel.insert(pl.kernel.size() - 1, ", stream-K: " + std::to_string(blocks) + " blocks, " +
-                                            (dp > 0 ? std::to_string(dp) + " waves of whole tiles, then " : std::string()) +
-                                            std::to_string(left) + " tiles' K steps shared");
+  pl.streamk_whole_tiles = int(whole);
+  pl.kernel.insert(pl.kernel.size() - 1, ", stream-K: " +
+                                            (whole > 0 ? std::to_string(whole) + " tiles whole, then " : std::string()) +
+                                            std::to_string(left) + " tiles' K steps over " + std::to_string(blocks) +
+                                            " blocks");
 }
 }  // namespace
 

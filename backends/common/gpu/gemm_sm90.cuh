@@ -400,66 +400,74 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
       [] { __syncthreads(); });
 }
 
-// Stream-K (docs/design/gpu-sgemm-stream-k.md): a grid of exactly the blocks the GPU holds at once
-// (every SM's share), each taking an equal share of all the tiles' K steps, so that no SM idles
-// through a last, partial wave. Block b first runs tiles b, b + G, ... whole (G blocks in the
-// grid) for `dp_waves` waves, in the grid's tile order, as a normal launch would; then the K steps
-// of the tiles left (between one and two waves of them) are cut into G equal runs. A tile cut in
-// several gets its first K steps from the block whose run holds them, and the rest from the
-// blocks after it, which publish their partials first thing: a block waits only on later blocks
-// that wait on nothing before they publish, so the waits end while every block can be resident.
+// Stream-K (docs/design/gpu-sgemm-stream-k.md): the tiles of a last, partial wave, from `tile0` on,
+// as G equal runs of their K steps, one run a block, on a grid of exactly the blocks the GPU holds
+// at once (the whole waves before them run as gemm_sm90_kernel). A run is at most one tile long, so
+// it touches at most two tiles: the end of one, then the start of the next. A tile cut in several
+// gets its first K steps from the block whose run holds them, and the rest from the blocks after
+// it, which publish their partials first thing: a block waits only on later blocks that wait on
+// nothing before they publish, so every wait ends while all G blocks are resident.
 struct StreamK {
   float* partials = nullptr;            // G x BM x BN floats: block b's published partial at b BM BN
   unsigned long long* flags = nullptr;  // G: block b's flag, set to `epoch` once published
   unsigned long long epoch = 0;         // this launch's value (the flags are never reset)
-  int dp_waves = 0;
+  int tile0 = 0;                        // the first tile shared out
 };
+
+// Block b's piece `which` (0: its run's start, 1: the rest, past a tile's end): the K steps as a
+// gemm of their own, the tile, and the epilogue's role. Everything comes from the block index and
+// the launch's parameters, so nothing but the loop's own state is live across a piece.
+template <int BM, int BN, int BK>
+__device__ __forceinline__ bool streamk_piece(const GemmParams<float>& g, int tiles, const StreamK& sk, int which,
+                                              GemmParams<float>& p, int& tile, StreamKPiece& piece) {
+  const int b = int(blockIdx.x), nb = int(gridDim.x), steps = (g.k + BK - 1) / BK;
+  const long long total = (long long)(tiles - sk.tile0) * steps;
+  auto start = [&](int blk) { return total * blk / nb; };
+  long long it = start(b);
+  const long long end = start(b + 1);
+  if (which == 1) it = (it / steps + 1) * steps;  // the next tile's first K step
+  if (it >= end) return false;
+  tile = int(it / steps);
+  const int kb = int(it % steps), ke = int(min((long long)steps, kb + (end - it)));
+  p = g;
+  p.a += kb * BK;
+  p.b += (long long)kb * BK * g.ldb;
+  p.k = min(g.k, ke * BK) - kb * BK;
+  piece = StreamKPiece{};
+  if (kb != 0) {
+    piece.role = StreamKPiece::publish;
+    piece.out = sk.partials + (long long)b * BM * BN;
+    piece.flag = sk.flags + b;
+  } else if (ke < steps) {
+    piece.role = StreamKPiece::gather;
+    piece.in = sk.partials + (long long)(b + 1) * BM * BN;
+    piece.flags = sk.flags + b + 1;
+    const long long tile_end = (long long)(tile + 1) * steps;
+    while (b + 1 + piece.sources < nb && start(b + 1 + piece.sources) < tile_end) ++piece.sources;
+  }
+  piece.epoch = sk.epoch;
+  tile += sk.tile0;
+  return true;
+}
 
 template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS, bool kEarly = false, bool kFast = false,
           int KU = BK, int AHEAD = 1, bool kZig = false, bool kSteady = true, bool kSpread = false, int kSpreadK = 1>
 __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void gemm_sm90_streamk_kernel(
     GemmParams<float> g, int tiles_x, int tiles_y, int bvec, int cvec, StreamK sk) {
   extern __shared__ __align__(16) unsigned char gemm_sm90_smem[];
-  float* smem = reinterpret_cast<float*>(gemm_sm90_smem);
-  const int b = int(blockIdx.x), nb = int(gridDim.x), tid = int(threadIdx.x);
-  auto barrier = [] { __syncthreads(); };
-  auto run = [&](const GemmParams<float>& p, int tile, const StreamKPiece& piece, bool first) {
-    if (!first) {  // the previous piece's last reads of the stages are done before new copies land
+#pragma unroll 1
+  for (int which = 0; which < 2; ++which) {
+    GemmParams<float> p;
+    int tile = 0;
+    StreamKPiece piece;
+    if (!streamk_piece<BM, BN, BK>(g, tiles_x * tiles_y, sk, which, p, tile, piece)) continue;
+    if (which == 1) {  // the first piece's last reads of the stages are done before new copies land
       sgemm::wait<0>();
       __syncthreads();
     }
     gemm_sm90_block<BM, BN, BK, TM, TN, kStages, kEarly, kFast, KU, AHEAD, kZig, kSteady, kSpread, kSpreadK>(
-        p, tiles_x, tiles_y, bvec, cvec, tile, tid, smem, barrier, piece);
-  };
-  bool first = true;
-  const int tiles = tiles_x * tiles_y;
-  for (int w = 0; w < sk.dp_waves && w * nb + b < tiles; ++w, first = false) run(g, w * nb + b, StreamKPiece{}, first);
-
-  const int steps = (g.k + BK - 1) / BK;
-  const long long tile0 = (long long)sk.dp_waves * nb, total = max(0LL, (tiles - tile0) * steps);
-  auto start = [&](int blk) { return total * blk / nb; };
-  for (long long it = start(b), end = start(b + 1); it < end; first = false) {
-    const int tile = int(it / steps), kb = int(it % steps);
-    const int ke = int(min((long long)steps, kb + (end - it)));
-    GemmParams<float> p = g;  // the piece's K steps as a gemm of its own
-    p.a += kb * BK;
-    p.b += (long long)kb * BK * g.ldb;
-    p.k = min(g.k, ke * BK) - kb * BK;
-    StreamKPiece piece;
-    if (kb != 0) {
-      piece.role = StreamKPiece::publish;
-      piece.out = sk.partials + (long long)b * BM * BN;
-      piece.flag = sk.flags + b;
-    } else if (ke < steps) {
-      piece.role = StreamKPiece::gather;
-      piece.in = sk.partials + (long long)(b + 1) * BM * BN;
-      piece.flags = sk.flags + b + 1;
-      const long long tile_end = (long long)(tile + 1) * steps;
-      while (b + 1 + piece.sources < nb && start(b + 1 + piece.sources) < tile_end) ++piece.sources;
-    }
-    piece.epoch = sk.epoch;
-    run(p, int(tile0) + tile, piece, first);
-    it += ke - kb;
+        p, tiles_x, tiles_y, bvec, cvec, tile, int(threadIdx.x), reinterpret_cast<float*>(gemm_sm90_smem),
+        [] { __syncthreads(); }, piece);
   }
 }
 
