@@ -126,10 +126,6 @@ std::vector<Tuning> make_table() {
                    "auto",
                    "optimized float gemm on sm_90: the kernel, at every size (auto: dual3efzs4, gemm.cuh's 64x64 where it "
                    "cannot fill the GPU)"),
-      choice("cuda.sgemm.streamk", "cuda", {"auto", "on", "off"}, "auto",
-             "optimized float gemm on sm_90, the default kernel: the tiles of a last, partial wave as equal shares of their "
-             "K steps over the blocks the GPU holds at once (stream-K), or one block a tile (auto: stream-K where that "
-             "wave would leave more than 1% of the GPU idle; on: wherever it can run)"),
       choice("cuda.tf32x3.kernel", "cuda", {"auto", "mma", "wgmma"}, "auto",
              "optimized float gemm under gemm.precision=tf32x3: mma.sync (sm_80+), or wgmma (compute capability 9.0 "
              "only: split pre-pass, warpgroup MMA from shared memory; 128x128x32) (auto: wgmma on compute capability 9.0 "

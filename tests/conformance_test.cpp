@@ -124,25 +124,6 @@ TEST_P(Conformance, GemmWideExplicitTiles) {
   }
 }
 
-TEST_P(Conformance, GemmStreamK) {
-  TILEKIT_BODY
-  // The sm_90 float kernel under stream-K (cuda.sgemm.streamk=on; gemm_sm90.cuh): tiles cut between
-  // blocks at K steps that fall anywhere, a partial last K step, edge tiles, 4-byte copies (odd ld),
-  // beta, and (3072^2: 576 tiles) two waves of whole tiles before 48 shared ones. Only plans that
-  // run it take these sizes; everywhere else the test skips.
-  TuningScope on("cuda.sgemm.streamk", "on");
-  const std::vector<GemmCase> cases = {
-      {2048, 2048, 300, 1.0, 0.5, 1, 3, 2}, {1800, 2000, 333, -0.75, 0.0}, {3072, 3072, 256, 1.0, 0.0}};
-  bool ran = false;
-  for (const GemmCase& g : cases) {
-    const Plan plan = be_->plan(v(), Problem{Op::gemm, P.dtype, g.m, g.n, g.k}, {});
-    if (be_->describe_launch(plan).find("stream-K") == std::string::npos) continue;
-    ran = true;
-    TILEKIT_DISPATCH_DTYPE(P, gemm_cases, *be_, v(), {g});
-  }
-  if (!ran) GTEST_SKIP() << "no stream-K plan on this backend and variant";
-}
-
 // ---------------------------------------------------------------- transpose
 template <class T>
 void transpose_cases(Backend& be, Variant v, const std::vector<std::array<index_t, 4>>& cases) {

@@ -898,49 +898,6 @@ TEST(TileChoiceSgemm, DefaultStepsDownForSmallProblemsAndOtherDevicesKeepTheSm80
   }
 }
 
-TEST(TileChoiceSgemm, StreamKWhereALastPartialWaveWouldIdleTheGpu) {
-  // The H200: 132 SMs x 2 blocks of the default = 264 places.
-  auto plan = [](index_t m, index_t n, index_t k) {
-    return plan_launch(h200(), Variant::optimized, Problem{Op::gemm, DType::f32, m, n, k}, {});
-  };
-  const LaunchPlan p2048 = plan(2048, 2048, 2048);  // 256 tiles: one wave, 97% of the places
-  ASSERT_EQ(p2048.sgemm, kSgemmDefault);
-  EXPECT_EQ(p2048.occupancy.blocks_per_sm, 2);
-  EXPECT_EQ(p2048.streamk_blocks, 264);
-  EXPECT_EQ(p2048.streamk_whole_tiles, 0);
-  EXPECT_NE(p2048.kernel.find("stream-K: 256 tiles' K steps over 264 blocks"), std::string::npos) << p2048.kernel;
-  // 4096^2: 1024 tiles = 3 waves of 264 whole, then 232 shared.
-  EXPECT_EQ(plan(4096, 4096, 4096).streamk_whole_tiles, 792);
-  // 16384^2: 16384 tiles, 62.06 waves: the last 16 tiles shared (98.5% of the places used).
-  const LaunchPlan big = plan(16384, 16384, 16384);
-  EXPECT_EQ(big.streamk_blocks, 264);
-  EXPECT_EQ(big.streamk_whole_tiles, 16368);
-  // 262 tiles (256 x 16768) use 99.2%: one block a tile, unless asked; 264 tiles (1536 x 2816)
-  // fill the places: one block a tile even when asked.
-  EXPECT_EQ(plan(256, 16768, 2048).streamk_blocks, 0);
-  EXPECT_EQ(plan(1536, 2816, 2048).streamk_blocks, 0);
-  {
-    test::TuningScope on("cuda.sgemm.streamk", "on");
-    EXPECT_EQ(plan(256, 16768, 2048).streamk_blocks, 264);
-    EXPECT_EQ(plan(1536, 2816, 2048).streamk_blocks, 0);
-  }
-  // Fewer than 16 K steps a tile, or the tuning off: one block a tile.
-  EXPECT_EQ(plan(2048, 2048, 240).streamk_blocks, 0);
-  EXPECT_EQ(plan(2048, 2048, 256).streamk_blocks, 264);
-  {
-    test::TuningScope off("cuda.sgemm.streamk", "off");
-    const LaunchPlan p = plan(2048, 2048, 2048);
-    EXPECT_EQ(p.streamk_blocks, 0);
-    EXPECT_EQ(p.kernel.find("stream-K"), std::string::npos);
-  }
-  // Small problems keep gemm.cuh's 64x64 kernel; other kernels and devices never run stream-K.
-  EXPECT_EQ(plan(1024, 1024, 1024).streamk_blocks, 0);
-  EXPECT_EQ(plan_launch(h200(), Variant::optimized, Problem{Op::gemm, DType::f64, 2048, 2048, 2048}, {}).streamk_blocks, 0);
-  EXPECT_EQ(plan_launch(a100(), Variant::optimized, Problem{Op::gemm, DType::f32, 2048, 2048, 2048}, {}).streamk_blocks, 0);
-  EXPECT_EQ(plan_launch(h200(), Variant::optimized, Problem{Op::gemm, DType::f32, 2048, 2048, 2048}, {256, 128, 8}).streamk_blocks, 0);
-  EXPECT_THROW(test::TuningScope("cuda.sgemm.streamk", "maybe"), Error);
-}
-
 TEST(TileChoiceSgemm, UnknownNameIsAnError) {
   try {
     SgemmEnv e("warp9");

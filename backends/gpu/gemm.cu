@@ -7,37 +7,11 @@
 #include "gemm_tf32x3_sm90.hpp"
 #include "tiled.cuh"
 
-#include <atomic>
-#include <chrono>
 #include <cstdint>
-#include <mutex>
 #include <type_traits>
 #include <utility>
-#include <vector>
 
 namespace tilekit::gpu {
-
-#if !defined(__HIPCC__)
-cudaMemPool_t gemm_workspace_pool(int device) {
-  static std::mutex mu;
-  static std::vector<cudaMemPool_t> pools;
-  std::lock_guard<std::mutex> lock(mu);
-  if (int(pools.size()) <= device) pools.resize(std::size_t(device) + 1, nullptr);
-  if (pools[std::size_t(device)] == nullptr) {
-    cudaMemPoolProps props{};
-    props.allocType = cudaMemAllocationTypePinned;
-    props.location.type = cudaMemLocationTypeDevice;
-    props.location.id = device;
-    cudaMemPool_t p = nullptr;
-    TILEKIT_GPU_CHECK(cudaMemPoolCreate(&p, &props));
-    std::uint64_t keep = ~std::uint64_t(0);
-    TILEKIT_GPU_CHECK(cudaMemPoolSetAttribute(p, cudaMemPoolAttrReleaseThreshold, &keep));
-    pools[std::size_t(device)] = p;
-  }
-  return pools[std::size_t(device)];
-}
-#endif
-
 namespace {
 
 template <class T>
@@ -119,49 +93,6 @@ const void* sm90_kernel_of(int sv, std::index_sequence<I...>) {
   return sv > 0 && sv < kSgemmVariantCount ? table[sv] : nullptr;
 }
 const void* sm90_kernel(int sv) { return sm90_kernel_of(sv, std::make_index_sequence<kSgemmVariantCount - 1>{}); }
-
-// Stream-K runs the default variant only (tile_choice.cpp: plan_streamk), two blocks an SM.
-template <int I>
-const void* sm90_streamk_instance() {
-  constexpr SgemmVariant v = kSgemmVariants[I];
-  static_assert(v.rows == 128, "stream-K's grid is two 128-row blocks an SM");
-  return reinterpret_cast<const void*>(&gemm_sm90_streamk_kernel<v.rows, v.cols, v.depth, v.tm, v.tn, v.stages, 2, v.early,
-                                                                  v.fast, v.ku != 0 ? v.ku : v.depth, v.ahead, v.zig,
-                                                                  v.steady, v.spread, v.spread_k>);
-}
-const void* sm90_streamk_kernel() { return sm90_streamk_instance<kSgemmDefault>(); }
-
-// Each stream-K launch's flag value: the workspace's flags are never cleared, so a launch waits for
-// its own value, one no earlier launch wrote. The count starts from the clock, so that memory a
-// fresh pool hands out (whatever it held) matches it with odds of one in 2^64 at most.
-unsigned long long next_streamk_epoch() {
-  static std::atomic<unsigned long long> epoch{
-      static_cast<unsigned long long>(std::chrono::steady_clock::now().time_since_epoch().count()) | 1ull};
-  return epoch.fetch_add(1);
-}
-
-void launch_sm90_streamk(GemmParams<float> g, const LaunchPlan& pl, int tx, int ty, int bvec, int cvec, gpuStream_t s) {
-  const int blocks = pl.streamk_blocks;
-  const std::size_t partial_bytes = std::size_t(blocks) * pl.tile.rows * pl.tile.cols * sizeof(float);
-  const std::size_t bytes = partial_bytes + std::size_t(blocks) * sizeof(unsigned long long);
-  int device = 0;
-  TILEKIT_GPU_CHECK(cudaGetDevice(&device));
-  void* ws = nullptr;
-  TILEKIT_GPU_CHECK(cudaMallocFromPoolAsync(&ws, bytes, gemm_workspace_pool(device), s));
-  StreamK sk;
-  sk.partials = static_cast<float*>(ws);
-  sk.flags = reinterpret_cast<unsigned long long*>(static_cast<char*>(ws) + partial_bytes);
-  sk.epoch = next_streamk_epoch();
-  sk.tile0 = pl.streamk_whole_tiles;
-  void* args[] = {&g, &tx, &ty, &bvec, &cvec, &sk};
-  try {
-    launch_kernel(sm90_streamk_kernel(), pl, blocks, args, s, "gemm_sm90_streamk_kernel");
-  } catch (...) {
-    (void)cudaFreeAsync(ws, s);
-    throw;
-  }
-  TILEKIT_GPU_CHECK(cudaFreeAsync(ws, s));
-}
 #endif
 
 #if !defined(__HIPCC__)
@@ -210,10 +141,7 @@ void launch_sm90(const GemmParams<T>& g0, const LaunchPlan& pl, gpuStream_t s) {
     void* args[] = {&g, &tx, &ty, &bvec, &cvec};
     const void* k = sm90_kernel(pl.sgemm);
     if (k != nullptr) {
-      // Stream-K: the whole waves as usual, then the last one's tiles shared out (gemm_sm90.cuh).
-      const int whole = pl.streamk_blocks > 0 ? pl.streamk_whole_tiles : tx * ty;
-      if (whole > 0) launch_kernel(k, pl, whole, args, s, "gemm_sm90_kernel");
-      if (pl.streamk_blocks > 0) launch_sm90_streamk(g, pl, tx, ty, bvec, cvec, s);
+      launch_kernel(k, pl, tx * ty, args, s, "gemm_sm90_kernel");
       return;
     }
   }

@@ -7,8 +7,35 @@
 #include "common/gpu/gemm_tf32x3_sm90.cuh"
 
 #include <cstdint>
+#include <mutex>
+#include <vector>
 
 namespace tilekit::gpu {
+namespace {
+
+// The split operands live in a stream-ordered pool per device whose memory is kept between calls
+// (release threshold: never), so that a gemm after the first costs no allocation from the driver.
+// The pool holds up to the largest workspace asked for so far (the sum of the concurrent ones).
+cudaMemPool_t workspace_pool(int device) {
+  static std::mutex mu;
+  static std::vector<cudaMemPool_t> pools;
+  std::lock_guard<std::mutex> lock(mu);
+  if (int(pools.size()) <= device) pools.resize(std::size_t(device) + 1, nullptr);
+  if (pools[std::size_t(device)] == nullptr) {
+    cudaMemPoolProps props{};
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = device;
+    cudaMemPool_t p = nullptr;
+    TILEKIT_GPU_CHECK(cudaMemPoolCreate(&p, &props));
+    std::uint64_t keep = ~std::uint64_t(0);
+    TILEKIT_GPU_CHECK(cudaMemPoolSetAttribute(p, cudaMemPoolAttrReleaseThreshold, &keep));
+    pools[std::size_t(device)] = p;
+  }
+  return pools[std::size_t(device)];
+}
+
+}  // namespace
 
 static_assert(tf32x3_sm90::smem_bytes() == int(kTf32x3WgmmaSmemBytes) && tf32x3_sm90::kThreads == kTf32x3WgmmaThreads,
               "the plan's shared bytes and threads are the kernel's");
@@ -30,7 +57,7 @@ void launch_tf32x3_wgmma(const GemmParams<float>& g0, const LaunchPlan& pl, gpuS
     int device = 0;
     TILEKIT_GPU_CHECK(cudaGetDevice(&device));
     TILEKIT_GPU_CHECK(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&ws), floats * sizeof(float),
-                                              gemm_workspace_pool(device), s));
+                                              workspace_pool(device), s));
     float* bw = ws + tile_offset(ty, 0, ksteps);
     tf32x3_split_kernel<false><<<unsigned(ksteps) * unsigned(ty), 256, 0, s>>>(g.a, g.lda, g.m, g.k, ksteps, ws);
     TILEKIT_GPU_CHECK_LAUNCH("tf32x3_split_kernel (A)");

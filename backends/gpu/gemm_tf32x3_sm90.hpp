@@ -14,14 +14,6 @@
 
 namespace tilekit::gpu {
 
-#if !defined(__HIPCC__)
-// The gemm kernels' stream-ordered workspaces (3xTF32's split operands, stream-K's partials) come
-// from one pool per device whose memory is kept between calls (release threshold: never), so that a
-// gemm after the first costs no allocation from the driver. It holds up to the largest workspace
-// asked for so far (the sum of the concurrent ones). Defined in gemm.cu.
-cudaMemPool_t gemm_workspace_pool(int device);
-#endif
-
 #if TILEKIT_CUDA_WGMMA && !defined(__HIPCC__)
 bool tf32x3_wgmma_compiled();
 const void* tf32x3_wgmma_kernel();

@@ -351,32 +351,6 @@ ConvOptChoice conv2d_opt_choice(const DeviceProps& d) {
   return c;
 }
 
-// Stream-K for the default sm_90 float kernel (gemm_sm90.cuh, docs/design/gpu-sgemm-stream-k.md):
-// the whole waves of tiles as usual, then the tiles of the last, partial wave shared out as equal
-// runs of K steps over every SM's share of resident blocks. auto: where that wave would leave more
-// than 1% of the GPU's places idle. Each block's run must hold a K step at least (a block with none
-// would leave the block before it waiting), and 16 K steps a tile keep the partials' round trip
-// through L2 small next to a tile's work.
-namespace {
-void plan_streamk(const DeviceProps& d, const Problem& p, LaunchPlan& pl) {
-  const std::string mode = tuning("cuda.sgemm.streamk");
-  if (mode == "off" || d.sm_count <= 0) return;
-  const long long blocks = (long long)d.sm_count * std::max(1, pl.occupancy.blocks_per_sm);
-  const long long tiles = ((p.m + pl.tile.rows - 1) / pl.tile.rows) * ((p.n + pl.tile.cols - 1) / pl.tile.cols);
-  const long long steps = (p.k + pl.tile.depth - 1) / pl.tile.depth;
-  const long long left = tiles % blocks, whole = tiles - left;
-  if (left == 0 || steps < 16 || left * steps < blocks || blocks > (1LL << 30)) return;
-  const double used = double(tiles) / double((whole / blocks + 1) * blocks);
-  if (mode == "auto" && used > 0.99) return;
-  pl.streamk_blocks = int(blocks);
-  pl.streamk_whole_tiles = int(whole);
-  pl.kernel.insert(pl.kernel.size() - 1, ", stream-K: " +
-                                            (whole > 0 ? std::to_string(whole) + " tiles whole, then " : std::string()) +
-                                            std::to_string(left) + " tiles' K steps over " + std::to_string(blocks) +
-                                            " blocks");
-}
-}  // namespace
-
 LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const TileConfig& req) {
   LaunchPlan pl;
   const std::size_t e = size_of(p.dtype);
@@ -756,7 +730,6 @@ LaunchPlan plan_launch(const DeviceProps& d, Variant v, const Problem& p, const 
                      : pl.sgemm != 0  ? sgemm_regs(kSgemmVariants[pl.sgemm])
                                       : regs_of(p.op, v, p.dtype, pl.tile);
   pl.occupancy = estimate_occupancy(d, pl.threads(), pl.smem_bytes, pl.regs_estimate);
-  if (pl.sgemm == kSgemmDefault) plan_streamk(d, p, pl);
   // conv2d aligned-pf: prefetch for the block one wave of resident blocks ahead.
   if (pl.conv_prefetch > 0) pl.conv_prefetch = d.sm_count * std::max(1, pl.occupancy.blocks_per_sm);
   return pl;

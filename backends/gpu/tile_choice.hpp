@@ -102,8 +102,6 @@ struct LaunchPlan {
                                    // 16816 (m16n8k16, sm_90; m16n8k8 at 64x128x8); 0: the SIMT kernel
   int dmma_stages = 0;             // ... its shared stages (dmma_stages; the sweep value cuda.dgemm.wide=stages3)
   int sgemm = 0;                   // float gemm optimized: index into kSgemmVariants (0: gemm.cuh's kernel)
-  int streamk_blocks = 0;          // ... the default variant under stream-K: the last wave's grid (0: none)
-  int streamk_whole_tiles = 0;     // ... the tiles run whole before it, one block a tile
   int tf32x3 = 0;                  // float gemm optimized under gemm.precision=tf32x3: 1 + index into
                                    // kTf32x3Shapes (0: not the 3xTF32 kernel)
   bool tf32x3_wgmma = false;       // ... run by the sm_90a wgmma kernel (gemm_tf32x3_sm90.cuh) instead

@@ -49,22 +49,6 @@ __host__ __device__ constexpr int threads(int bm, int bn, int tm, int tn) { retu
 
 }  // namespace sgemm
 
-// A block's part of one tile under stream-K (gemm_sm90_streamk_kernel, below): what its epilogue
-// does with the product of its K steps. whole: all of them, written to C. publish: a later part of
-// the tile's K steps, stored raw to `out` (BM x BN, row-major, in L2), then `*flag = epoch`.
-// gather: the tile's first K steps; waits for the `sources` blocks after it that published the
-// rest, adds their partials in block order (so every run sums alike) and writes C.
-struct StreamKPiece {
-  enum Role { whole, publish, gather };
-  Role role = whole;
-  float* out = nullptr;
-  unsigned long long* flag = nullptr;
-  const float* in = nullptr;
-  const unsigned long long* flags = nullptr;
-  int sources = 0;
-  unsigned long long epoch = 0;
-};
-
 // BM x BN of C per block, BK deep per step, TM x TN per thread (sgemm::threads of them), kStages
 // shared stages; kEarly: each step's barrier before its last K index (see the pipeline below);
 // kFast: blocks wholly inside C copy their full K steps from per-row pointers, without predicates;
@@ -88,12 +72,10 @@ struct StreamKPiece {
 // grid, the thread's rank in the block, the shared stages (sgemm::smem_bytes, 16-byte aligned)
 // and the block's barrier. gemm_sm90_kernel below is the cuda backend's launch; the kokkos
 // backend runs the same body in a Kokkos team (team scratch, team_barrier: backends/kokkos/gemm.cpp).
-// `piece` (stream-K only): the epilogue's role; the default writes C.
 template <int BM, int BN, int BK, int TM, int TN, int kStages, bool kEarly = false, bool kFast = false, int KU = BK,
           int AHEAD = 1, bool kZig = false, bool kSteady = true, bool kSpread = false, int kSpreadK = 1, class Barrier>
 __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int tiles_x, int tiles_y, int bvec,
-                                                int cvec, int pid, int tid, float* smem, Barrier barrier,
-                                                const StreamKPiece& piece = StreamKPiece{}) {
+                                                int cvec, int pid, int tid, float* smem, Barrier barrier) {
   using namespace sgemm;
   constexpr int NT = threads(BM, BN, TM, TN);
   constexpr int LR = 4, LC = 8;                // lanes of a warp as 4 x 8
@@ -314,50 +296,6 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
   }
   for (; t < steps; ++t) run_step(t, std::false_type{});
 
-  // Stream-K: acc[4 qi + e][4 qj + f] is element (wm0 + 16 qi + 4 tr + e, wn0 + 32 qj + 4 tc + f) of
-  // the tile's partials; whole rows of 4, 16-byte aligned (BN and the offsets are multiples of 4).
-  if (piece.role != StreamKPiece::whole) {
-    auto part = [&](int qi, int e, int qj) { return (wm0 + qi * 4 * LR + tr * 4 + e) * BN + wn0 + qj * 4 * LC + tc * 4; };
-    if (piece.role == StreamKPiece::publish) {
-#pragma unroll
-      for (int qi = 0; qi < QM; ++qi)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-#pragma unroll
-          for (int qj = 0; qj < QN; ++qj) {
-            const float* v = acc[qi * 4 + e] + qj * 4;
-            __stcg(reinterpret_cast<float4*>(piece.out + part(qi, e, qj)), make_float4(v[0], v[1], v[2], v[3]));
-          }
-      __threadfence();  // every thread's partials reach L2 before the flag below says so
-      barrier();
-      if (tid == 0) asm volatile("st.release.gpu.global.u64 [%0], %1;\n" ::"l"(piece.flag), "l"(piece.epoch) : "memory");
-      return;
-    }
-    if (tid == 0)
-      for (int src = 0; src < piece.sources; ++src) {
-        unsigned long long seen = 0;
-        for (;;) {
-          asm volatile("ld.acquire.gpu.global.u64 %0, [%1];\n" : "=l"(seen) : "l"(piece.flags + src) : "memory");
-          if (seen == piece.epoch) break;
-          __nanosleep(100);
-        }
-      }
-    barrier();
-    for (int src = 0; src < piece.sources; ++src) {
-      const float* in = piece.in + std::size_t(src) * BM * BN;
-#pragma unroll
-      for (int qi = 0; qi < QM; ++qi)
-#pragma unroll
-        for (int e = 0; e < 4; ++e)
-#pragma unroll
-          for (int qj = 0; qj < QN; ++qj) {
-            const float4 p = __ldcg(reinterpret_cast<const float4*>(in + part(qi, e, qj)));
-            float* v = acc[qi * 4 + e] + qj * 4;
-            v[0] += p.x, v[1] += p.y, v[2] += p.z, v[3] += p.w;
-          }
-    }
-  }
-
   // Epilogue: acc[4 qi + e][4 qj + f] is C[m0 + wm0 + 16 qi + 4 tr + e][n0 + wn0 + 32 qj + 4 tc + f].
   // beta == 0 never reads C (it may hold NaN).
 #pragma unroll
@@ -398,77 +336,6 @@ __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void ge
   gemm_sm90_block<BM, BN, BK, TM, TN, kStages, kEarly, kFast, KU, AHEAD, kZig, kSteady, kSpread, kSpreadK>(
       g, tiles_x, tiles_y, bvec, cvec, int(blockIdx.x), int(threadIdx.x), reinterpret_cast<float*>(gemm_sm90_smem),
       [] { __syncthreads(); });
-}
-
-// Stream-K (docs/design/gpu-sgemm-stream-k.md): the tiles of a last, partial wave, from `tile0` on,
-// as G equal runs of their K steps, one run a block, on a grid of exactly the blocks the GPU holds
-// at once (the whole waves before them run as gemm_sm90_kernel). A run is at most one tile long, so
-// it touches at most two tiles: the end of one, then the start of the next. A tile cut in several
-// gets its first K steps from the block whose run holds them, and the rest from the blocks after
-// it, which publish their partials first thing: a block waits only on later blocks that wait on
-// nothing before they publish, so every wait ends while all G blocks are resident.
-struct StreamK {
-  float* partials = nullptr;            // G x BM x BN floats: block b's published partial at b BM BN
-  unsigned long long* flags = nullptr;  // G: block b's flag, set to `epoch` once published
-  unsigned long long epoch = 0;         // this launch's value (the flags are never reset)
-  int tile0 = 0;                        // the first tile shared out
-};
-
-// Block b's piece `which` (0: its run's start, 1: the rest, past a tile's end): the K steps as a
-// gemm of their own, the tile, and the epilogue's role. Everything comes from the block index and
-// the launch's parameters, so nothing but the loop's own state is live across a piece.
-template <int BM, int BN, int BK>
-__device__ __forceinline__ bool streamk_piece(const GemmParams<float>& g, int tiles, const StreamK& sk, int which,
-                                              GemmParams<float>& p, int& tile, StreamKPiece& piece) {
-  const int b = int(blockIdx.x), nb = int(gridDim.x), steps = (g.k + BK - 1) / BK;
-  const long long total = (long long)(tiles - sk.tile0) * steps;
-  auto start = [&](int blk) { return total * blk / nb; };
-  long long it = start(b);
-  const long long end = start(b + 1);
-  if (which == 1) it = (it / steps + 1) * steps;  // the next tile's first K step
-  if (it >= end) return false;
-  tile = int(it / steps);
-  const int kb = int(it % steps), ke = int(min((long long)steps, kb + (end - it)));
-  p = g;
-  p.a += kb * BK;
-  p.b += (long long)kb * BK * g.ldb;
-  p.k = min(g.k, ke * BK) - kb * BK;
-  piece = StreamKPiece{};
-  if (kb != 0) {
-    piece.role = StreamKPiece::publish;
-    piece.out = sk.partials + (long long)b * BM * BN;
-    piece.flag = sk.flags + b;
-  } else if (ke < steps) {
-    piece.role = StreamKPiece::gather;
-    piece.in = sk.partials + (long long)(b + 1) * BM * BN;
-    piece.flags = sk.flags + b + 1;
-    const long long tile_end = (long long)(tile + 1) * steps;
-    while (b + 1 + piece.sources < nb && start(b + 1 + piece.sources) < tile_end) ++piece.sources;
-  }
-  piece.epoch = sk.epoch;
-  tile += sk.tile0;
-  return true;
-}
-
-template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS, bool kEarly = false, bool kFast = false,
-          int KU = BK, int AHEAD = 1, bool kZig = false, bool kSteady = true, bool kSpread = false, int kSpreadK = 1>
-__global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void gemm_sm90_streamk_kernel(
-    GemmParams<float> g, int tiles_x, int tiles_y, int bvec, int cvec, StreamK sk) {
-  extern __shared__ __align__(16) unsigned char gemm_sm90_smem[];
-#pragma unroll 1
-  for (int which = 0; which < 2; ++which) {
-    GemmParams<float> p;
-    int tile = 0;
-    StreamKPiece piece;
-    if (!streamk_piece<BM, BN, BK>(g, tiles_x * tiles_y, sk, which, p, tile, piece)) continue;
-    if (which == 1) {  // the first piece's last reads of the stages are done before new copies land
-      sgemm::wait<0>();
-      __syncthreads();
-    }
-    gemm_sm90_block<BM, BN, BK, TM, TN, kStages, kEarly, kFast, KU, AHEAD, kZig, kSteady, kSpread, kSpreadK>(
-        p, tiles_x, tiles_y, bvec, cvec, tile, int(threadIdx.x), reinterpret_cast<float*>(gemm_sm90_smem),
-        [] { __syncthreads(); }, piece);
-  }
 }
 
 }  // namespace tilekit::gpu
