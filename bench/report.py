@@ -18,6 +18,7 @@ import json
 import math
 import os
 import re
+import statistics
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -172,33 +173,73 @@ def portability(rows):
     """Per device, each backend's performance portability (Pennycook et al.'s metric with
     application efficiency): the harmonic mean, over the problems (op, size, dtype, variant,
     threads) two or more backends ran in one process with default tunings, of the backend's rate
-    / the fastest backend's there; the newest such process per problem. -> {device: (n, {backend: pp})}"""
+    / the fastest backend's there; the newest such measurement per problem. A step run in rounds
+    (one process each, every backend in each) keeps the median round's row per backend, from
+    different processes: there the fraction is the median over the rounds of the fraction within
+    each round's process (round_seconds, in round order). -> {device: (n, {backend: pp})}"""
+    usable = [r for r in rows
+              if (r.get("kind") == "result" and not r.get("peer") and r.get("op") in OPS and not r.get("tunings_set") and
+                  r.get("report", True) is not False and r.get("verified") is not False)]
+
+    def problem(r):
+        return (device_block(r), r.get("op"), r.get("dtype"), r.get("m"), r.get("n"), r.get("k"), r.get("variant"),
+                threads_of(r))
+
+    def rate(r):
+        v = r.get("gflops" if r.get("op") == "gemm" else "gbps")
+        return v if isinstance(v, (int, float)) and v > 0 else None
+
+    newest_problem = {}  # problem -> (stamp, {backend: fraction})
+
+    def offer(key, stamp, fractions):
+        if len(fractions) >= 2 and (key not in newest_problem or stamp >= newest_problem[key][0]):
+            newest_problem[key] = (stamp, fractions)
+
+    # One process: the rows of one invocation.
     by_inv = {}
-    for r in rows:
-        if (r.get("kind") == "result" and not r.get("peer") and r.get("op") in OPS and not r.get("tunings_set") and
-                r.get("report", True) is not False and r.get("verified") is not False):
+    for r in usable:
+        if not r.get("rounds"):
             by_inv.setdefault(r.get("invocation"), []).append(r)
-    newest_problem = {}
     for inv in by_inv.values():
         problems = {}
         for r in inv:
-            problems.setdefault((device_block(r), r.get("op"), r.get("dtype"), r.get("m"), r.get("n"), r.get("k"),
-                                 r.get("variant"), threads_of(r)), {})[r.get("backend")] = r
+            problems.setdefault(problem(r), {})[r.get("backend")] = r
         for key, per_backend in problems.items():
-            if len(per_backend) < 2:
+            rates = {b: rate(r) for b, r in per_backend.items()}
+            if len(rates) < 2 or None in rates.values():
                 continue
-            stamp = max(when(r) for r in per_backend.values())
-            if key not in newest_problem or stamp >= newest_problem[key][0]:
-                newest_problem[key] = (stamp, per_backend)
+            best = max(rates.values())
+            offer(key, max(when(r) for r in per_backend.values()), {b: v / best for b, v in rates.items()})
+
+    # Rounds: every backend's time in each round's process.
+    by_step = {}
+    for r in usable:
+        rs = r.get("round_seconds")
+        if r.get("rounds") and isinstance(rs, list) and rs and isinstance(r.get("seconds"), (int, float)):
+            by_step.setdefault((r.get("run_id"), r.get("suite"), r.get("step"), r.get("member"), problem(r)), {})[
+                r.get("backend")] = r
+    for (_, _, _, _, key), per_backend in by_step.items():
+        lengths = {len(r["round_seconds"]) for r in per_backend.values()}
+        if len(per_backend) < 2 or len(lengths) != 1 or any(rate(r) is None for r in per_backend.values()):
+            continue
+        per_round = {b: [] for b in per_backend}
+        for i in range(lengths.pop()):
+            # The rate in round i: the row's rate scaled by its median time over that round's time.
+            rates = {b: rate(r) * r["seconds"] / r["round_seconds"][i] for b, r in per_backend.items()
+                     if r["round_seconds"][i] > 0}
+            if len(rates) != len(per_backend):
+                continue
+            best = max(rates.values())
+            for b, v in rates.items():
+                per_round[b].append(v / best)
+        if all(per_round.values()):
+            offer(key, max(when(r) for r in per_backend.values()),
+                  {b: statistics.median(f) for b, f in per_round.items()})
+
     fractions = {}
     for key, (_, per_backend) in newest_problem.items():
-        metric = "gflops" if key[1] == "gemm" else "gbps"
-        rates = {b: r.get(metric) for b, r in per_backend.items()}
-        if not all(isinstance(v, (int, float)) and v > 0 for v in rates.values()):
-            continue
-        best = max(rates.values())
-        for b, v in rates.items():
-            fractions.setdefault(key[0], {}).setdefault(b, []).append(v / best)
+        for b, f in per_backend.items():
+            fractions.setdefault(key[0], {}).setdefault(b, []).append(f)
     out = {}
     for dev, per_backend in fractions.items():
         n = max(len(f) for f in per_backend.values())
@@ -295,7 +336,7 @@ def readme_block(rows, variants):
              "share of the measured roofline and, for kokkos on a GPU, its ratio to cuda in the same process. "
              "Performance portability (Pennycook et al.) is the harmonic mean, over the problems (operation, size, "
              "type, variant, threads) several backends ran in one process with default tunings, of each backend's "
-             "rate / the fastest one's there. "
+             "rate / the fastest one's there (over several such processes, the median). "
              "`bench/README.md` says how to re-measure.",
              ""]
     if not order:

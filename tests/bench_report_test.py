@@ -2,7 +2,8 @@
 """bench/report.py's performance portability, on a database made up here: two backends that each
 win one problem by 2x in one process score 2 / (1 + 2) = 0.67 each; a problem one backend ran
 alone, a run with a tuning set, a peer and an unverified row are left out; the newest process of a
-problem counts. Exit 0 when every check holds."""
+problem counts. A step run in rounds, whose median rows come from different processes, counts
+with the median over its rounds of each round's fraction. Exit 0 when every check holds."""
 import json
 import os
 import re
@@ -41,6 +42,17 @@ def main():
         row("p5", "2026-01-03T00:00:00+00:00", "cuda", "cublas", 500.0, m=128, peer=True),
         row("p5", "2026-01-03T00:00:00+00:00", "kokkos", "naive", 9.0, m=128),
     ]
+    # Problem 3, three rounds (one process each); each backend's row is its median round's, from
+    # different processes. Per round, kokkos / cuda speed: 1/3.3 : 1, 1/1.1 : 1/2, 1/2.2 : 1/3, so
+    # the fractions are kokkos 0.30, 1, 1 (median 1) and cuda 1, 0.55, 0.73 (median 0.73); the
+    # medians' ratio would give kokkos 0.91 and cuda 1 instead.
+    rounds = {"run_id": "run1", "suite": "s", "step": "st", "member": "compare", "rounds": 3}
+    rows += [
+        row("r-a", "2026-01-04T00:00:00+00:00", "cuda", "naive", 50.0, m=2048, seconds=2.0,
+            round_seconds=[1.0, 2.0, 3.0], **rounds),
+        row("r-b", "2026-01-04T00:00:00+00:00", "kokkos", "naive", 100.0 / 2.2, m=2048, seconds=2.2,
+            round_seconds=[3.3, 1.1, 2.2], **rounds),
+    ]
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         db, readme = os.path.join(tmp, "results.jsonl"), os.path.join(tmp, "README.md")
@@ -59,13 +71,14 @@ def main():
             failures.append(f"no portability sentence in:\n{text}")
         else:
             n, backends, scores = int(m.group(1)), m.group(2), dict(s.split() for s in m.group(3).split(", "))
-            if n != 2:
-                failures.append(f"{n} problems counted, expected 2 (p1's two)")
+            if n != 3:
+                failures.append(f"{n} problems counted, expected 3 (p1's two and the rounds' one)")
             if backends != "cuda, kokkos":
                 failures.append(f"backends {backends!r}")
-            for b in ("cuda", "kokkos"):
-                if scores.get(b) != "0.67":
-                    failures.append(f"{b} scored {scores.get(b)}, expected 0.67 (2 / (1/1 + 1/0.5))")
+            # cuda: 3 / (1/1 + 1/0.5 + 1/0.7333) = 0.69; kokkos: 3 / (1/0.5 + 1/1 + 1/1) = 0.75
+            for b, want in (("cuda", "0.69"), ("kokkos", "0.75")):
+                if scores.get(b) != want:
+                    failures.append(f"{b} scored {scores.get(b)}, expected {want}")
     for f in failures:
         print("FAILED:", f)
     print(f"{len(failures)} check(s) failed" if failures else "all checks passed")
