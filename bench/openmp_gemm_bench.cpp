@@ -13,18 +13,18 @@
 // after each OpenBLAS call. With the pause, every call starts with the other's threads asleep.
 // VARIANT: new (the default driver), peer (OpenBLAS), kokkos (the kokkos backend's optimized gemm,
 // on its own copies of the inputs: on a host space the same micro-kernel under Kokkos' parallel_for,
-// docs/design/kokkos-host-optimized.md; an error row where kokkos is not built or runs on a GPU), and, in sweep builds only (the measured
-// alternatives, -DTILEKIT_BUILD_SWEEPS=ON), prof (openmp.gemm.profile=on: where each thread's time
-// went, on stderr, per call), scalarpack (openmp.gemm.pack_a=scalar), apf (openmp.gemm.prefetch_a=on);
-// each optionally followed by @RxC (a forced
-// thread grid) and/or :ROWS,COLS,DEPTH (an explicit tile). Threads: OMP_NUM_THREADS.
+// docs/design/kokkos-host-optimized.md; an error row where kokkos is not built or runs on a GPU),
+// and, in sweep builds only (the measured alternatives, -DTILEKIT_BUILD_SWEEPS=ON), prof
+// (openmp.gemm.profile=on: where each thread's time went, on stderr, per call), scalarpack
+// (openmp.gemm.pack_a=scalar), apf (openmp.gemm.prefetch_a=on); each optionally followed by @RxC (a
+// forced thread grid) and/or :ROWS,COLS,DEPTH (an explicit tile). Threads: OMP_NUM_THREADS.
 // Each variant is checked on 64 sampled elements of C against a double-precision dot product
 // (bound: 4 K eps sum |a b|; that first run is also the warm-up: workspaces, thread pools), then
 // timed REPS times, the variants alternating; prints one JSON line per variant in the shape of
 // `tilekit run --json` (median and best GFLOP/s, all times; "new" is reported as the optimized
 // variant, "peer" as openblas; every variant after the first with speed_ratio, the median over the
-// rounds of its speed / the first's in that round) and exits 1 if any check failed. bench/suites.toml's host-scaling
-// suite runs it.
+// rounds of its speed / the first's in that round) and exits 1 if any check failed.
+// bench/suites.toml's host-scaling, cpu-avx2 and kokkos-host-gemm steps run it.
 #include <omp.h>
 
 #include <algorithm>
@@ -71,6 +71,11 @@ void set_env(const Variant& v) {
   tilekit::set_tuning("openmp.gemm.prefetch_a", v.kind == "apf" ? "on" : "off");
   tilekit::set_tuning("openmp.gemm.profile", v.kind == "prof" ? "on" : "off");
   tilekit::set_tuning("openmp.gemm.grid", v.grid.empty() ? "auto" : v.grid);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
 template <class T>
@@ -154,9 +159,8 @@ int bench(tilekit::index_t n, int reps, int pause_ms, std::vector<Variant> varia
   // driver's setting and every repetition's time beside the median.
   const double flops = 2.0 * double(n) * double(n) * double(n);
   for (std::size_t vi = 0; vi < variants.size(); ++vi) {
-    std::vector<double> t = times[vi];
-    std::sort(t.begin(), t.end());
-    const double med = t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
+    const double med = median(times[vi]);
+    const auto [fastest, slowest] = std::minmax_element(times[vi].begin(), times[vi].end());
     std::string list;
     for (double x : times[vi]) list += (list.empty() ? "" : ",") + std::to_string(x);
     // Against the first variant, call by call: on a shared VM whose speed moves by 2x within
@@ -165,9 +169,7 @@ int bench(tilekit::index_t n, int reps, int pause_ms, std::vector<Variant> varia
     if (vi > 0) {
       std::vector<double> r;
       for (std::size_t i = 0; i < times[vi].size(); ++i) r.push_back(times[0][i] / times[vi][i]);
-      std::sort(r.begin(), r.end());
-      const double rm = r.size() % 2 ? r[r.size() / 2] : 0.5 * (r[r.size() / 2 - 1] + r[r.size() / 2]);
-      versus = ", \"versus\": \"" + variants[0].spec + "\", \"speed_ratio\": " + std::to_string(rm);
+      versus = ", \"versus\": \"" + variants[0].spec + "\", \"speed_ratio\": " + std::to_string(median(r));
     }
     const bool peer = variants[vi].kind == "peer", kokkos = variants[vi].kind == "kokkos";
     const char* variant = peer ? "openblas" : variants[vi].spec == "new" || kokkos ? "optimized" : variants[vi].spec.c_str();
@@ -177,7 +179,7 @@ int bench(tilekit::index_t n, int reps, int pause_ms, std::vector<Variant> varia
         "\"min_seconds\": %.9g, \"max_seconds\": %.9g, \"gflops\": %.6g, \"gflops_best\": %.6g, \"gbps\": %.6g, "
         "\"times\": [%s]%s, \"verified\": %s, \"check\": \"%s\"}\n",
         kokkos ? "kokkos" : "openmp", variant, variants[vi].spec.c_str(), peer ? "true" : "false", sizeof(T) == 4 ? "float" : "double", long(n), long(n), long(n), omp_get_max_threads(),
-        reps, med, t.front(), t.back(), flops / med * 1e-9, flops / t.front() * 1e-9,
+        reps, med, *fastest, *slowest, flops / med * 1e-9, flops / *fastest * 1e-9,
         3.0 * sizeof(T) * double(n) * double(n) / med * 1e-9, list.c_str(), versus.c_str(), checks[vi] == "ok" ? "true" : "false",
         checks[vi].c_str());
   }
