@@ -13,7 +13,8 @@
 // after each OpenBLAS call. With the pause, every call starts with the other's threads asleep.
 // VARIANT: new (the default driver), peer (OpenBLAS), kokkos (the kokkos backend's optimized gemm,
 // on its own copies of the inputs: on a host space the same micro-kernel under Kokkos' parallel_for,
-// docs/design/kokkos-host-optimized.md; an error row where kokkos is not built or runs on a GPU),
+// docs/design/kokkos-host-optimized.md; its row's threads are the space's concurrency, 1 on Serial;
+// an error row where kokkos is not built or runs on a GPU),
 // and, in sweep builds only (the measured alternatives, -DTILEKIT_BUILD_SWEEPS=ON), prof
 // (openmp.gemm.profile=on: where each thread's time went, on stderr, per call), scalarpack
 // (openmp.gemm.pack_a=scalar), apf (openmp.gemm.prefetch_a=on); each optionally followed by @RxC (a
@@ -178,7 +179,9 @@ int bench(tilekit::index_t n, int reps, int pause_ms, std::vector<Variant> varia
         "\"dtype\": \"%s\", \"m\": %ld, \"n\": %ld, \"k\": %ld, \"threads\": %d, \"reps\": %d, \"seconds\": %.9g, "
         "\"min_seconds\": %.9g, \"max_seconds\": %.9g, \"gflops\": %.6g, \"gflops_best\": %.6g, \"gbps\": %.6g, "
         "\"times\": [%s]%s, \"verified\": %s, \"check\": \"%s\"}\n",
-        kokkos ? "kokkos" : "openmp", variant, variants[vi].spec.c_str(), peer ? "true" : "false", sizeof(T) == 4 ? "float" : "double", long(n), long(n), long(n), omp_get_max_threads(),
+        kokkos ? "kokkos" : "openmp", variant, variants[vi].spec.c_str(), peer ? "true" : "false",
+        sizeof(T) == 4 ? "float" : "double", long(n), long(n), long(n),
+        kokkos ? tilekit::backend("kokkos").info().compute_units : omp_get_max_threads(),
         reps, med, *fastest, *slowest, flops / med * 1e-9, flops / *fastest * 1e-9,
         3.0 * sizeof(T) * double(n) * double(n) / med * 1e-9, list.c_str(), versus.c_str(), checks[vi] == "ok" ? "true" : "false",
         checks[vi].c_str());
