@@ -79,10 +79,23 @@ std::string simd_target() {
   return host::simd::target_name();
 }
 
+// f(rank, size, barrier) on one team of the space's threads (one parallel_for, team barriers
+// between the gemm's steps: host::gemm_packed).
+template <class F>
+void team_run(const char* name, const F& f) {
+  using Policy = Kokkos::TeamPolicy<Exec>;
+  const auto body = [&](const typename Policy::member_type& m) {
+    f(m.team_rank(), m.team_size(), [&] { m.team_barrier(); });
+  };
+  const int size = std::max(1, std::min(Exec().concurrency(), Policy(1, 1).team_size_max(body, Kokkos::ParallelForTag())));
+  Kokkos::parallel_for(name, Policy(1, size), body);
+  Exec().fence();
+}
+
 template <class T>
 void gemm(const GemmArgs<T>& g, const TileConfig& t) {
   host::gemm_packed(g, t, cpu_info().l3_bytes, Exec().concurrency(),
-                    [](index_t n, const auto& f) { par_for("tilekit::kokkos::gemm_host_packed", n, f); });
+                    [](const auto& f) { team_run("tilekit::kokkos::gemm_host_packed", f); });
 }
 
 template <class T>

@@ -73,60 +73,79 @@ void gemm_scale_rows(const GemmArgs<T>& g, index_t i0, index_t i1) {
   }
 }
 
-// The packed gemm for a run-to-completion parallel loop: par_for(n, f) calls f(i) for every
-// i < n, on any threads, and returns when all are done. Per block of C whose panels fit the L3
-// and per K step: the A and B panels are packed (pieces of micro-panels in parallel), then units
-// of C (up to mc rows x one L2 chunk of nc columns, chunk-major so consecutive units share the
-// chunk) are computed from them. `threads`: how many threads par_for runs on (for the split).
-// Throws tilekit::Error when the panels cannot be allocated.
-template <class T, class ParFor>
-void gemm_packed(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes, int threads, const ParFor& par_for) {
+// The packed gemm for a team of threads that run one function together: team(f) calls
+// f(rank, size, barrier) on `size` threads at once, barrier() waiting for all of them, and returns
+// when all are done. Per block of C whose panels fit the L3 and per K step, the A and B panels are
+// packed (pieces of micro-panels, each thread its share) into one of two buffers, while the units
+// of C of the step before (up to mc rows x one L2 chunk of nc columns, chunk-major so consecutive
+// units share the chunk) are computed from the other: one barrier a K step, and the packing spread
+// over the compute. `threads`: the team's size (for the split). Throws tilekit::Error when the
+// panels cannot be allocated.
+template <class T, class Team>
+void gemm_packed(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes, int threads, const Team& team) {
+  // Items [0, n) split into `size` consecutive runs: this rank's.
+  auto mine = [](index_t n, int rank, int size, const auto& f) {
+    for (index_t i = n * rank / size, e = n * (rank + 1) / size; i < e; ++i) f(i);
+  };
   if (g.k == 0) {
     const index_t step = std::max<index_t>(1, ceil_div(g.m, 4 * index_t(threads)));
-    par_for(ceil_div(g.m, step), [&](index_t b) { gemm_scale_rows(g, b * step, std::min(g.m, (b + 1) * step)); });
+    team([&](int rank, int size, const auto&) {
+      mine(ceil_div(g.m, step), rank, size, [&](index_t b) { gemm_scale_rows(g, b * step, std::min(g.m, (b + 1) * step)); });
+    });
     return;
   }
   const simd::MicroTile mt = simd::gemm_micro_tile(dtype_of<T>());
   const index_t mr = index_t(mt.mr), nr = index_t(mt.nr);
   const index_t kc = gemm_packed_kc(g.k, t);
   const index_t mc = std::max(index_t(t.rows), mr), nc = std::max(index_t(t.cols) / nr, index_t(1)) * nr;
-  // Blocks of C whose panels take at most a quarter of the L3 together.
-  const index_t cap = std::max<index_t>(index_t(l3_bytes / 8 / (std::size_t(kc) * sizeof(T))), 8 * std::max(mr, nr));
+  // Blocks of C whose two sets of panels take at most a quarter of the L3 together.
+  const index_t cap = std::max<index_t>(index_t(l3_bytes / 16 / (std::size_t(kc) * sizeof(T))), 8 * std::max(mr, nr));
   const index_t mc3 = even_block(g.m, cap, mr), nc3 = even_block(g.n, cap, nr);
   constexpr std::size_t line = 64 / sizeof(T);
-  const std::size_t a_elems = (std::size_t(mc3 * kc) + line - 1) / line * line, b_elems = std::size_t(nc3 * kc);
-  const std::size_t bytes = (a_elems + b_elems) * sizeof(T);
-  T* const ap = static_cast<T*>(tls_b_panels.get(bytes));
-  if (!ap) throw Error("cannot allocate " + std::to_string(bytes) + " bytes for the packed gemm panels");
-  T* const bp = ap + a_elems;
-  for (index_t jc = 0; jc < g.n; jc += nc3)
-    for (index_t ic = 0; ic < g.m; ic += mc3) {
-      const index_t mb = std::min(mc3, g.m - ic), nb = std::min(nc3, g.n - jc);
-      const index_t pm = ceil_div(mb, mr), pn = ceil_div(nb, nr);
-      const index_t chunks = ceil_div(pn * nr, nc);
-      // Rows in pieces of at most mc, and enough units for every thread to take two.
-      const index_t pieces = std::min(pm, std::max(ceil_div(pm * mr, mc), ceil_div(2 * index_t(threads), chunks)));
-      const index_t a_items = std::min(pm, 4 * index_t(threads)), b_items = std::min(pn, 4 * index_t(threads));
-      for (index_t pc = 0; pc < g.k; pc += kc) {
-        const index_t kb = std::min(kc, g.k - pc);
-        par_for(a_items + b_items, [&](index_t i) {
-          if (i < a_items)
-            simd::gemm_pack_a_panel(g, simd::GemmPanel{pc, kb, ic, mb, pm * i / a_items, pm * (i + 1) / a_items}, ap);
-          else
-            simd::gemm_pack_panel(
-                g, simd::GemmPanel{pc, kb, jc, nb, pn * (i - a_items) / b_items, pn * (i - a_items + 1) / b_items}, bp);
-        });
-        par_for(chunks * pieces, [&](index_t u) {
-          const index_t ch = u / pieces, pi = u % pieces;
-          const index_t r0 = pm * pi / pieces, r1 = pm * (pi + 1) / pieces;
-          const index_t c0 = pn * ch / chunks, c1 = pn * (ch + 1) / chunks;
-          simd::gemm_compute_block(g,
-                                   simd::GemmBlock{ic + r0 * mr, std::min(g.m, ic + r1 * mr), jc + c0 * nr,
-                                                   std::min(g.n, jc + c1 * nr), ic, jc, pc, kb, false},
-                                   ap, bp);
-        });
+  const std::size_t a_elems = (std::size_t(mc3 * kc) + line - 1) / line * line;
+  const std::size_t set = a_elems + (std::size_t(nc3 * kc) + line - 1) / line * line;
+  T* const panels = static_cast<T*>(tls_b_panels.get(2 * set * sizeof(T)));
+  if (!panels) throw Error("cannot allocate " + std::to_string(2 * set * sizeof(T)) + " bytes for the packed gemm panels");
+  team([&](int rank, int size, const auto& barrier) {
+    for (index_t jc = 0; jc < g.n; jc += nc3)
+      for (index_t ic = 0; ic < g.m; ic += mc3) {
+        const index_t mb = std::min(mc3, g.m - ic), nb = std::min(nc3, g.n - jc);
+        const index_t pm = ceil_div(mb, mr), pn = ceil_div(nb, nr);
+        const index_t chunks = ceil_div(pn * nr, nc);
+        // Rows in pieces of at most mc, and enough units for every thread to take two.
+        const index_t pieces = std::min(pm, std::max(ceil_div(pm * mr, mc), ceil_div(2 * index_t(threads), chunks)));
+        const index_t a_items = std::min(pm, 4 * index_t(threads)), b_items = std::min(pn, 4 * index_t(threads));
+        auto pack = [&](index_t pc, T* ap) {
+          const index_t kb = std::min(kc, g.k - pc);
+          mine(a_items + b_items, rank, size, [&](index_t i) {
+            if (i < a_items)
+              simd::gemm_pack_a_panel(g, simd::GemmPanel{pc, kb, ic, mb, pm * i / a_items, pm * (i + 1) / a_items}, ap);
+            else
+              simd::gemm_pack_panel(g, simd::GemmPanel{pc, kb, jc, nb, pn * (i - a_items) / b_items,
+                                                       pn * (i - a_items + 1) / b_items},
+                                    ap + a_elems);
+          });
+        };
+        pack(0, panels);
+        barrier();
+        for (index_t pc = 0, s = 0; pc < g.k; pc += kc, ++s) {
+          T* const ap = panels + (s % 2) * set;
+          // The next step's panels go to the other set, whose last readers passed the barrier before.
+          if (pc + kc < g.k) pack(pc + kc, panels + ((s + 1) % 2) * set);
+          const index_t kb = std::min(kc, g.k - pc);
+          mine(chunks * pieces, rank, size, [&](index_t u) {
+            const index_t ch = u / pieces, pi = u % pieces;
+            const index_t r0 = pm * pi / pieces, r1 = pm * (pi + 1) / pieces;
+            const index_t c0 = pn * ch / chunks, c1 = pn * (ch + 1) / chunks;
+            simd::gemm_compute_block(g,
+                                     simd::GemmBlock{ic + r0 * mr, std::min(g.m, ic + r1 * mr), jc + c0 * nr,
+                                                     std::min(g.n, jc + c1 * nr), ic, jc, pc, kb, false},
+                                     ap, ap + a_elems);
+          });
+          barrier();
+        }
       }
-    }
+  });
 }
 
 // ---- transpose
