@@ -75,22 +75,20 @@ void gemm_scale_rows(const GemmArgs<T>& g, index_t i0, index_t i1) {
 
 // The packed gemm for a team of threads that run one function together: team(f) calls
 // f(rank, size, barrier) on `size` threads at once, barrier() waiting for all of them, and returns
-// when all are done. Per block of C whose panels fit the L3 and per K step, the A and B panels are
-// packed (pieces of micro-panels, each thread its share) into one of two buffers, while the units
-// of C of the step before (up to mc rows x one L2 chunk of nc columns, chunk-major so consecutive
-// units share the chunk) are computed from the other: one barrier a K step, and the packing spread
-// over the compute. `threads`: the team's size (for the split). Throws tilekit::Error when the
-// panels cannot be allocated.
+// when all are done. Per block of C whose panels fit the L3 and per K step, the threads take the
+// step's work an item at a time from a shared count: first the units of C (up to mc rows x one L2
+// chunk of nc columns, chunk-major so consecutive units share the chunk), computed from this step's
+// panels, then the pieces of the next step's A and B panels, packed into the other of two sets. One
+// barrier a K step; a thread done with its units packs, so packing fills the others' tails. Which
+// thread takes a unit never changes what it computes: C is the same to the bit. `threads`: the
+// team's size (for the split). Throws tilekit::Error when the panels cannot be allocated.
 template <class T, class Team>
 void gemm_packed(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes, int threads, const Team& team) {
-  // Items [0, n) split into `size` consecutive runs: this rank's.
-  auto mine = [](index_t n, int rank, int size, const auto& f) {
-    for (index_t i = n * rank / size, e = n * (rank + 1) / size; i < e; ++i) f(i);
-  };
   if (g.k == 0) {
     const index_t step = std::max<index_t>(1, ceil_div(g.m, 4 * index_t(threads)));
+    const index_t n = ceil_div(g.m, step);
     team([&](int rank, int size, const auto&) {
-      mine(ceil_div(g.m, step), rank, size, [&](index_t b) { gemm_scale_rows(g, b * step, std::min(g.m, (b + 1) * step)); });
+      for (index_t b = n * rank / size; b < n * (rank + 1) / size; ++b) gemm_scale_rows(g, b * step, std::min(g.m, (b + 1) * step));
     });
     return;
   }
@@ -106,7 +104,14 @@ void gemm_packed(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes
   const std::size_t set = a_elems + (std::size_t(nc3 * kc) + line - 1) / line * line;
   T* const panels = static_cast<T*>(tls_b_panels.get(2 * set * sizeof(T)));
   if (!panels) throw Error("cannot allocate " + std::to_string(2 * set * sizeof(T)) + " bytes for the packed gemm panels");
-  team([&](int rank, int size, const auto& barrier) {
+  // The items of the team's q-th step are counted in taken[q % 2]; the other count is cleared
+  // during the step, for the next one (the barrier between them orders the two).
+  std::atomic<index_t> taken[2];
+  taken[0] = 0;
+  taken[1] = 0;
+  team([&](int rank, int, const auto& barrier) {
+    index_t s = 0;  // K steps computed so far, over every block: set s % 2 holds the next one's panels
+    index_t q = 0;  // the team's steps so far (packing alone included)
     for (index_t jc = 0; jc < g.n; jc += nc3)
       for (index_t ic = 0; ic < g.m; ic += mc3) {
         const index_t mb = std::min(mc3, g.m - ic), nb = std::min(nc3, g.n - jc);
@@ -114,36 +119,47 @@ void gemm_packed(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes
         const index_t chunks = ceil_div(pn * nr, nc);
         // Rows in pieces of at most mc, and enough units for every thread to take two.
         const index_t pieces = std::min(pm, std::max(ceil_div(pm * mr, mc), ceil_div(2 * index_t(threads), chunks)));
+        const index_t units = chunks * pieces;
         const index_t a_items = std::min(pm, 4 * index_t(threads)), b_items = std::min(pn, 4 * index_t(threads));
-        auto pack = [&](index_t pc, T* ap) {
+        auto pack = [&](index_t i, index_t pc, T* ap) {
           const index_t kb = std::min(kc, g.k - pc);
-          mine(a_items + b_items, rank, size, [&](index_t i) {
-            if (i < a_items)
-              simd::gemm_pack_a_panel(g, simd::GemmPanel{pc, kb, ic, mb, pm * i / a_items, pm * (i + 1) / a_items}, ap);
-            else
-              simd::gemm_pack_panel(g, simd::GemmPanel{pc, kb, jc, nb, pn * (i - a_items) / b_items,
-                                                       pn * (i - a_items + 1) / b_items},
-                                    ap + a_elems);
-          });
+          if (i < a_items)
+            simd::gemm_pack_a_panel(g, simd::GemmPanel{pc, kb, ic, mb, pm * i / a_items, pm * (i + 1) / a_items}, ap);
+          else
+            simd::gemm_pack_panel(
+                g, simd::GemmPanel{pc, kb, jc, nb, pn * (i - a_items) / b_items, pn * (i - a_items + 1) / b_items},
+                ap + a_elems);
         };
-        pack(0, panels);
-        barrier();
-        for (index_t pc = 0, s = 0; pc < g.k; pc += kc, ++s) {
-          T* const ap = panels + (s % 2) * set;
-          // The next step's panels go to the other set, whose last readers passed the barrier before.
-          if (pc + kc < g.k) pack(pc + kc, panels + ((s + 1) % 2) * set);
-          const index_t kb = std::min(kc, g.k - pc);
-          mine(chunks * pieces, rank, size, [&](index_t u) {
-            const index_t ch = u / pieces, pi = u % pieces;
-            const index_t r0 = pm * pi / pieces, r1 = pm * (pi + 1) / pieces;
-            const index_t c0 = pn * ch / chunks, c1 = pn * (ch + 1) / chunks;
-            simd::gemm_compute_block(g,
-                                     simd::GemmBlock{ic + r0 * mr, std::min(g.m, ic + r1 * mr), jc + c0 * nr,
-                                                     std::min(g.n, jc + c1 * nr), ic, jc, pc, kb, false},
-                                     ap, ap + a_elems);
-          });
+        auto compute = [&](index_t u, index_t pc, const T* ap) {
+          const index_t ch = u / pieces, pi = u % pieces;
+          const index_t r0 = pm * pi / pieces, r1 = pm * (pi + 1) / pieces;
+          const index_t c0 = pn * ch / chunks, c1 = pn * (ch + 1) / chunks;
+          simd::gemm_compute_block(g,
+                                   simd::GemmBlock{ic + r0 * mr, std::min(g.m, ic + r1 * mr), jc + c0 * nr,
+                                                   std::min(g.n, jc + c1 * nr), ic, jc, pc, std::min(kc, g.k - pc), false},
+                                   ap, ap + a_elems);
+        };
+        // One step: units of C from set `cur` (none before the first), then pieces of the panels at
+        // K offset `next` into the other set (none after the last).
+        auto step = [&](index_t pc, bool compute_step, index_t next) {
+          T* const cur = panels + (s % 2) * set;
+          T* const other = panels + ((s + 1) % 2) * set;
+          const index_t n_units = compute_step ? units : 0, n_items = next < g.k ? a_items + b_items : 0;
+          std::atomic<index_t>& count = taken[q % 2];
+          if (rank == 0) taken[(q + 1) % 2].store(0, std::memory_order_relaxed);
+          for (index_t i = count.fetch_add(1, std::memory_order_relaxed); i < n_units + n_items;
+               i = count.fetch_add(1, std::memory_order_relaxed)) {
+            if (i < n_units)
+              compute(i, pc, cur);
+            else
+              pack(i - n_units, next, compute_step ? other : cur);
+          }
           barrier();
-        }
+          ++q;
+          if (compute_step) ++s;
+        };
+        step(0, false, 0);  // the first panels, into set s % 2
+        for (index_t pc = 0; pc < g.k; pc += kc) step(pc, true, pc + kc);
       }
   });
 }
