@@ -87,7 +87,8 @@ void team_run(const char* name, const F& f) {
   const auto body = [&](const typename Policy::member_type& m) {
     f(m.team_rank(), m.team_size(), [&] { m.team_barrier(); });
   };
-  const int size = std::max(1, std::min(Exec().concurrency(), Policy(1, 1).team_size_max(body, Kokkos::ParallelForTag())));
+  const int most = Policy(1, 1).team_size_max(body, Kokkos::ParallelForTag());
+  const int size = std::max(1, std::min(Exec().concurrency(), most));
   Kokkos::parallel_for(name, Policy(1, size), body);
   Exec().fence();
 }

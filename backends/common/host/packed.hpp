@@ -88,7 +88,8 @@ void gemm_packed(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes
     const index_t step = std::max<index_t>(1, ceil_div(g.m, 4 * index_t(threads)));
     const index_t n = ceil_div(g.m, step);
     team([&](int rank, int size, const auto&) {
-      for (index_t b = n * rank / size; b < n * (rank + 1) / size; ++b) gemm_scale_rows(g, b * step, std::min(g.m, (b + 1) * step));
+      for (index_t b = n * rank / size; b < n * (rank + 1) / size; ++b)
+        gemm_scale_rows(g, b * step, std::min(g.m, (b + 1) * step));
     });
     return;
   }
@@ -97,7 +98,8 @@ void gemm_packed(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes
   const index_t kc = gemm_packed_kc(g.k, t);
   const index_t mc = std::max(index_t(t.rows), mr), nc = std::max(index_t(t.cols) / nr, index_t(1)) * nr;
   // Blocks of C whose two sets of panels take at most a quarter of the L3 together.
-  const index_t cap = std::max<index_t>(index_t(l3_bytes / 16 / (std::size_t(kc) * sizeof(T))), 8 * std::max(mr, nr));
+  const index_t cap =
+      std::max<index_t>(index_t(l3_bytes / 16 / (std::size_t(kc) * sizeof(T))), 8 * std::max(mr, nr));
   const index_t mc3 = even_block(g.m, cap, mr), nc3 = even_block(g.n, cap, nr);
   constexpr std::size_t line = 64 / sizeof(T);
   const std::size_t a_elems = (std::size_t(mc3 * kc) + line - 1) / line * line;
@@ -134,10 +136,9 @@ void gemm_packed(const GemmArgs<T>& g, const TileConfig& t, std::size_t l3_bytes
           const index_t ch = u / pieces, pi = u % pieces;
           const index_t r0 = pm * pi / pieces, r1 = pm * (pi + 1) / pieces;
           const index_t c0 = pn * ch / chunks, c1 = pn * (ch + 1) / chunks;
-          simd::gemm_compute_block(g,
-                                   simd::GemmBlock{ic + r0 * mr, std::min(g.m, ic + r1 * mr), jc + c0 * nr,
-                                                   std::min(g.n, jc + c1 * nr), ic, jc, pc, std::min(kc, g.k - pc), false},
-                                   ap, ap + a_elems);
+          const simd::GemmBlock block{ic + r0 * mr, std::min(g.m, ic + r1 * mr), jc + c0 * nr,
+                                      std::min(g.n, jc + c1 * nr), ic, jc, pc, std::min(kc, g.k - pc), false};
+          simd::gemm_compute_block(g, block, ap, ap + a_elems);
         };
         // One step: units of C from set `cur` (none before the first), then pieces of the panels at
         // K offset `next` into the other set (none after the last).
