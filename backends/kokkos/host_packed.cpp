@@ -55,7 +55,8 @@ TileConfig tile(const Problem& p, const TileConfig& requested) {
 
 std::string gemm_kernel(DType t) {
   return "the host's packed gemm (" + host::gemm_packed_kernel(t) +
-         "): per K step the A and B panels packed, then blocks of C, each a parallel_for over the space's threads";
+         "): one team of the space's threads; per K step they take the blocks of C, then the next step's A and B "
+         "panel pieces, one at a time";
 }
 std::string transpose_kernel(DType t) {
   return "the host's transpose: a parallel_for over blocks, " + host::transpose_packed_kernel(t) +
