@@ -2,10 +2,9 @@
 // threads, as a Kokkos OpenMP or Threads space runs it: the threads take each K step's units of C
 // and the next step's panel pieces from a shared count, so which thread computes what changes from
 // run to run. C must not: every team size gives the bits of a team of one (each element's sum
-// depends only on the K steps), and those are within the double reference's error bound. CI's
+// depends only on the K steps), and those are within the double reference's bound (harness.hpp). CI's
 // Kokkos is Serial (a team of one); this test gives the driver more threads than the machine has
 // cores, on shapes with partial micro-panels, ld > cols, several L3 blocks and K steps, k = 0.
-#include <cmath>
 #include <condition_variable>
 #include <cstdint>
 #include <cstring>
@@ -18,6 +17,7 @@
 
 #include "common/host/host_backend.hpp"
 #include "common/host/packed.hpp"
+#include "harness.hpp"
 #include "tilekit/verify.hpp"
 
 namespace tilekit::test {
@@ -67,15 +67,24 @@ struct Case {
   std::size_t l3_bytes;    // small ones split C into several L3 blocks
 };
 
+// The inputs of a case, made once: A, B and C's starting values (NaN where beta = 0: C must not be read).
 template <class T>
-std::vector<T> run(const Case& c, int threads) {
-  const index_t lda = c.k + c.pad, ldb = c.n + c.pad, ldc = c.n + c.pad;
-  const std::vector<T> a = verify::random_values<T>(std::size_t(c.m * lda), 1);
-  const std::vector<T> b = verify::random_values<T>(std::size_t(c.k * ldb), 2);
-  std::vector<T> out = verify::random_values<T>(std::size_t(c.m * ldc), 3);
-  if (c.beta == 0) out.assign(out.size(), std::numeric_limits<T>::quiet_NaN());  // must not be read
+struct Inputs {
+  index_t lda, ldb, ldc;
+  std::vector<T> a, b, c;
+  explicit Inputs(const Case& c_)
+      : lda(c_.k + c_.pad), ldb(c_.n + c_.pad), ldc(c_.n + c_.pad),
+        a(verify::random_values<T>(std::size_t(c_.m * lda), 1)),
+        b(verify::random_values<T>(std::size_t(c_.k * ldb), 2)),
+        c(c_.beta == 0 ? std::vector<T>(std::size_t(c_.m * ldc), std::numeric_limits<T>::quiet_NaN())
+                       : verify::random_values<T>(std::size_t(c_.m * ldc), 3)) {}
+};
+
+template <class T>
+std::vector<T> run(const Case& c, const Inputs<T>& in, int threads) {
+  std::vector<T> out = in.c;
   const TileConfig t = c.tile.is_auto() ? host::gemm_packed_tile(host::cpu_device_info(threads), dtype_of<T>()) : c.tile;
-  const GemmArgs<T> g{c.m, c.n, c.k, T(1.5), a.data(), lda, b.data(), ldb, T(c.beta), out.data(), ldc};
+  const GemmArgs<T> g{c.m, c.n, c.k, T(1.5), in.a.data(), in.lda, in.b.data(), in.ldb, T(c.beta), out.data(), in.ldc};
   host::gemm_packed(g, t, c.l3_bytes, threads, ThreadTeam{threads});
   return out;
 }
@@ -84,29 +93,14 @@ template <class T>
 void check(const Case& c) {
   SCOPED_TRACE(testing::Message() << c.m << "x" << c.n << "x" << c.k << " pad " << c.pad << " beta " << c.beta
                                   << " tile " << c.tile.str() << " l3 " << c.l3_bytes);
-  const std::vector<T> one = run<T>(c, 1);
-  // Against the double reference (C's starting values and alpha, beta as run() sets them).
-  const index_t lda = c.k + c.pad, ldb = c.n + c.pad, ldc = c.n + c.pad;
-  const std::vector<T> a = verify::random_values<T>(std::size_t(c.m * lda), 1);
-  const std::vector<T> b = verify::random_values<T>(std::size_t(c.k * ldb), 2);
-  const std::vector<T> c0 = verify::random_values<T>(std::size_t(c.m * ldc), 3);
-  for (index_t i = 0; i < c.m; ++i)
-    for (index_t j = 0; j < c.n; ++j) {
-      double ref = 0, mag = 0;
-      for (index_t p = 0; p < c.k; ++p) {
-        ref += double(a[std::size_t(i * lda + p)]) * double(b[std::size_t(p * ldb + j)]);
-        mag += std::fabs(double(a[std::size_t(i * lda + p)]) * double(b[std::size_t(p * ldb + j)]));
-      }
-      const double cij = c.beta == 0 ? 0.0 : c.beta * double(c0[std::size_t(i * ldc + j)]);
-      ref = 1.5 * ref + cij;
-      const double bound = 4.0 * double(c.k + 2) * double(std::numeric_limits<T>::epsilon()) * (1.5 * mag + std::fabs(cij));
-      ASSERT_LE(std::fabs(double(one[std::size_t(i * ldc + j)]) - ref), bound) << "C(" << i << ", " << j << ")";
-    }
+  const Inputs<T> in(c);
+  const std::vector<T> one = run<T>(c, in, 1);
+  expect_close(verify::gemm<T>(c.m, c.n, c.k, T(1.5), in.a, in.lda, in.b, in.ldb, T(c.beta), in.c, in.ldc), one, in.ldc);
   for (int threads : {2, 3, 5}) {
-    const std::vector<T> many = run<T>(c, threads);
+    const std::vector<T> many = run<T>(c, in, threads);
     for (index_t i = 0; i < c.m; ++i)
       for (index_t j = 0; j < c.n; ++j) {
-        const std::size_t e = std::size_t(i * ldc + j);
+        const std::size_t e = std::size_t(i * in.ldc + j);
         ASSERT_EQ(std::memcmp(&many[e], &one[e], sizeof(T)), 0)
             << threads << " threads: C(" << i << ", " << j << ") " << many[e] << " against " << one[e];
       }
