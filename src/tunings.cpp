@@ -121,10 +121,10 @@ std::vector<Tuning> make_table() {
              "sm_80+, an error on other GPUs; CPU backends compute FP32 FMA, never less accurate)"),
       // ---- cuda and hip (one GPU source: docs/design/gpu-*.md)
       alternatives("cuda.sgemm.kernel", "cuda",
-                   {"auto", "dual3efzs4", "cub3efzs", "big3ef", "ddual3", "sm80", "dual3efzs", "dual3efz", "cub3efz",
-                    "cub3efzb"},
+                   {"auto", "dual3efs4r", "cub3efzs", "big3ef", "ddual3", "sm80", "dual3efzs4", "dual3efzs", "dual3efz",
+                    "cub3efz", "cub3efzb"},
                    "auto",
-                   "optimized float gemm on sm_90: the kernel, at every size (auto: dual3efzs4, gemm.cuh's 64x64 where it "
+                   "optimized float gemm on sm_90: the kernel, at every size (auto: dual3efs4r, gemm.cuh's 64x64 where it "
                    "cannot fill the GPU)"),
       choice("cuda.tf32x3.kernel", "cuda", {"auto", "mma", "wgmma"}, "auto",
              "optimized float gemm under gemm.precision=tf32x3: mma.sync (sm_80+), or wgmma (compute capability 9.0 "

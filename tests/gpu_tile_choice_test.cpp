@@ -798,7 +798,7 @@ struct SgemmEnv : TuningScope {
 TEST(TileChoiceSgemm, CompiledVariantsAreTheTuningsValues) {
   const Tuning& t = find_tuning("cuda.sgemm.kernel");
   EXPECT_EQ(t.default_value, "auto");
-  EXPECT_EQ(std::string(kSgemmVariants[kSgemmDefault].name), "dual3efzs4");
+  EXPECT_EQ(std::string(kSgemmVariants[kSgemmDefault].name), "dual3efs4r");
   for (int i = 0; i < kSgemmVariantCount; ++i)
     EXPECT_NE(std::find(t.values.begin(), t.values.end(), kSgemmVariants[i].name), t.values.end()) << kSgemmVariants[i].name;
   int named = 0;
@@ -811,7 +811,7 @@ TEST(TileChoiceSgemm, CompiledVariantsAreTheTuningsValues) {
     }
   }
   EXPECT_EQ(kSgemmVariantCount, sweeps_built() ? named : 5);
-  for (const char* name : {"sm80", "dual3efzs4", "cub3efzs", "big3ef", "ddual3"}) EXPECT_GE(sgemm_index(name), 0) << name;
+  for (const char* name : {"sm80", "dual3efs4r", "cub3efzs", "big3ef", "ddual3"}) EXPECT_GE(sgemm_index(name), 0) << name;
 }
 
 TEST(TileChoiceSgemm, EachNamedVariantPlansItsKernelAtEverySizeOnTheH200) {
@@ -862,7 +862,7 @@ TEST(TileChoiceSgemm, DefaultStepsDownForSmallProblemsAndOtherDevicesKeepTheSm80
   // The explicit tiles only gemm_sm90 has run the compiled kernel of that tile most like the
   // default (every build has them), and each plans itself again.
   for (const auto& [tile, name] : {std::pair{TileConfig{256, 128, 8}, "cub3efzs"}, std::pair{TileConfig{256, 128, 16}, "big3ef"},
-                                   std::pair{TileConfig{128, 128, 32}, "ddual3"}, std::pair{TileConfig{128, 128, 16}, "dual3efzs4"}}) {
+                                   std::pair{TileConfig{128, 128, 32}, "ddual3"}, std::pair{TileConfig{128, 128, 16}, "dual3efs4r"}}) {
     const LaunchPlan pl = plan_launch(h200(), Variant::optimized, big, tile);
     EXPECT_EQ(std::string(kSgemmVariants[pl.sgemm].name), name) << tile.str();
     EXPECT_EQ(plan_launch(h200(), Variant::optimized, big, pl.tile).sgemm, pl.sgemm) << tile.str();
@@ -903,7 +903,7 @@ TEST(TileChoiceSgemm, UnknownNameIsAnError) {
     SgemmEnv e("warp9");
     ADD_FAILURE() << "accepted cuda.sgemm.kernel=warp9";
   } catch (const Error& err) {
-    EXPECT_NE(std::string(err.what()).find("dual3efzs4"), std::string::npos) << err.what();
+    EXPECT_NE(std::string(err.what()).find("dual3efs4r"), std::string::npos) << err.what();
   }
   // A measured loser removed from the build is unknown too.
   EXPECT_THROW(SgemmEnv("big3"), Error);

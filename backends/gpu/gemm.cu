@@ -85,7 +85,7 @@ const void* sm90_instance() {
   static_assert(v.rows == 128 || v.rows == 256, "a gemm_sm90 block is 128 or 256 rows");
   return reinterpret_cast<const void*>(&gemm_sm90_kernel<v.rows, v.cols, v.depth, v.tm, v.tn, v.stages, v.rows == 256 ? 1 : 2,
                                                          v.early, v.fast, v.ku != 0 ? v.ku : v.depth, v.ahead, v.zig,
-                                                         v.steady, v.spread, v.spread_k>);
+                                                         v.steady, v.spread, v.spread_k, v.serp>);
 }
 template <std::size_t... I>
 const void* sm90_kernel_of(int sv, std::index_sequence<I...>) {

@@ -167,22 +167,28 @@ struct SgemmVariant {
   bool steady = true;  // fast blocks' whole steps in a loop with no condition (gemm_sm90.cuh's kSteady)
   bool spread = false; // ... their copies spread over the step's K indices (gemm_sm90.cuh's kSpread)
   int spread_k = 1;    // ... a group of copies every spread_k K indices (gemm_sm90.cuh's kSpreadK)
+  bool serp = false;   // a K index's FFMAs as one serpentine over the rows (gemm_sm90.cuh's kSerp)
 };
-// A default build compiles the default (dual3efzs4), the kernels an explicit tile only gemm_sm90
+// A default build compiles the default (dual3efs4r), the kernels an explicit tile only gemm_sm90
 // has runs (256x128x8: cub3efzs, the shape kokkos runs; 256x128x16: big3ef; 128x128x32: ddual3)
 // and gemm.cuh's ("sm80"). A sweep build adds the close competitors the design notes measured:
-// the copies spread one or two per K index (dual3efzs), the same K loop without the spread copies
-// (dual3efz, cub3efz) and with the steps behind their conditions (cub3efzb, the A/B baseline). The
-// other variants measured lost clearly and were removed (git history has them).
+// the 4 x 4 products in zigzag order (dual3efzs4), the copies spread one or two per K index
+// (dual3efzs), the same K loop without the spread copies (dual3efz, cub3efz) and with the steps
+// behind their conditions (cub3efzb, the A/B baseline). The other variants measured lost clearly
+// and were removed (git history has them).
 inline constexpr SgemmVariant kSgemmVariants[] = {
     {"sm80", 128, 128, 16, 2, 8, 8},
     // "s4": the steady steps' copies spread over the step, five every 4 K indices (one or two every
     // index made ptxas put three never-executed LDS before each separate LDGSTS: 48 issue slots a step).
-    {"dual3efzs4", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true, true, true, 4},
+    // "r": each K index's 16 x 8 product as one serpentine over the rows: ptxas takes an operand
+    // from the reuse cache 1.01 times a FFMA instead of 0.88, and 1.3-2.1% more speed.
+    {"dual3efs4r", 128, 128, 16, 3, 16, 8, true, true, 0, 1, false, true, true, 4, true},
     {"cub3efzs", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true, true, true},
     {"big3ef", 256, 128, 16, 3, 16, 8, true, true},
     {"ddual3", 128, 128, 32, 3, 16, 8},
 #ifdef TILEKIT_HAS_SWEEPS
+    // The 4 x 4 products in zigzag order (the default before; 1.3-2.1% below dual3efs4r).
+    {"dual3efzs4", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true, true, true, 4},
     {"dual3efz", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true},
     {"cub3efz", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true},
     // The steady steps off: the copies behind conditions in every step.
@@ -203,20 +209,23 @@ constexpr int sgemm_index(const char* name) {
     if (sgemm_name_is(kSgemmVariants[i].name, name)) return i;
   return -1;
 }
-// What the plan takes on sm_90 by default (docs/design/gpu-sgemm-steady-spread.md):
-// the steady steps with their copies spread in groups every 4 K indices, at 128x128 (two blocks an
-// SM): 98.5-102.1% of cuBLAS from 2048³ to 16384³ on an H200, 0.9-1.4% above the copies one or two
-// per K index (dual3efzs); on an H100 that one ran 98% at 4096 and 99.5% at 8192, its 256x128 form
-// cub3efzs 97-98% and cub3efz (the steps behind their conditions) 91-93% in the same runs. Problems
-// with fewer 128x128 blocks than SMs run gemm.cuh's 64x64 kernel.
-inline constexpr int kSgemmDefault = sgemm_index("dual3efzs4");
+// What the plan takes on sm_90 by default (docs/design/gpu-sgemm-steady-spread.md,
+// gpu-sgemm-sm90-kernel.md): the steady steps with their copies spread in groups every 4 K indices,
+// each K index's FFMAs one serpentine over the thread's rows, at 128x128 (two blocks an SM):
+// 100.3-102.1% of cuBLAS from 2048³ to 16384³ on an H200, 1.3-2.1% above the 4 x 4 products in
+// zigzag order (dual3efzs4), which was 0.9-1.4% above the copies one or two per K index
+// (dual3efzs); on an H100 that one ran 98% at 4096 and 99.5% at 8192, its 256x128 form cub3efzs
+// 97-98% and cub3efz (the steps behind their conditions) 91-93% in the same runs. Problems with
+// fewer 128x128 blocks than SMs run gemm.cuh's 64x64 kernel.
+inline constexpr int kSgemmDefault = sgemm_index("dual3efs4r");
 static_assert(kSgemmDefault > 0, "the default SGEMM variant is one of kSgemmVariants");
 constexpr int sgemm_threads(const SgemmVariant& v) { return (v.rows / (4 * v.tm)) * (v.cols / (8 * v.tn)) * 32; }
 // Registers a thread from ptxas (13.0, sm_90, no spills): 8x8 per thread 127; 16x8 201
 // (256x128, one block per SM; fast copies 223), 211 (128x128x16, two; fast 233), 233 (128x128x32,
-// two), 255 (early barrier, or 4-8 K indices unrolled, or two ahead), 228 (2 unrolled).
+// two), 255 (early barrier, or 4-8 K indices unrolled, or two ahead), 228 (2 unrolled), 243 (the
+// rows' serpentine, with the early barrier).
 constexpr int sgemm_regs(const SgemmVariant& v) {
-  return v.tm * v.tn == 64 ? 127 : v.early || v.ku > 2 || v.ahead > 1 ? 255 : v.ku == 2 ? 228 : v.rows == 256 ? (v.fast ? 223 : 201) : v.depth == 32 || v.fast ? 233 : 211;
+  return v.tm * v.tn == 64 ? 127 : v.serp ? 243 : v.early || v.ku > 2 || v.ahead > 1 ? 255 : v.ku == 2 ? 228 : v.rows == 256 ? (v.fast ? 223 : 201) : v.depth == 32 || v.fast ? 233 : 211;
 }
 constexpr std::size_t sgemm_smem_bytes(int bm, int bn, int bk, int stages) {
   return std::size_t(stages) * bk * std::size_t(bm + kSgemmPadA + bn) * 4;

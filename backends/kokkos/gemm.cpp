@@ -506,7 +506,7 @@ BlockMode block_mode() {
 // little worse inside Kokkos' launch (0.93-0.94: docs/design/kokkos-sgemm-shared-body.md).
 // The shape is cub3efzs': 256 x 128 x 8, one block of 256 threads per SM, the automatic tile
 // while the problem gives every SM a block (smaller problems run GemmBlock). The cuda backend's
-// default, dual3efzs4 (128 x 128 x 16, 3 stages, two blocks an SM, 2-3% faster than cub3efzs),
+// default, dual3efs4r (128 x 128 x 16, 3 stages, two blocks an SM, 3-5% faster than cub3efzs),
 // needs 49920 bytes of shared memory: above the 48 KiB Kokkos offers a team (Kokkos' CUDA team
 // launches do not opt in to more; "insufficient shared memory" on the H200).
 // The tuning kokkos.sgemm.kernel: sm90 (the default), and the sweep values cub (at every size, so

@@ -58,6 +58,9 @@ __host__ __device__ constexpr int threads(int bm, int bn, int tm, int tn) { retu
 // fragment sets live, so an LDS has two K indices of FMAs, not one, to land in, within its own warp).
 // kZig: each 4 x 4 product walks its columns forward and back on alternate rows, so consecutive
 // FFMAs share an operand register at every turn too (the register reuse cache), not only along a row.
+// kSerp (instead): the whole TM x TN product of a K index as one such walk, row after row: ptxas
+// then takes 1.01 source operands a FFMA from the reuse cache rather than 0.88, with fewer
+// same-bank operand pairs (docs/design/gpu-sgemm-sm90-kernel.md).
 // kSteady (with kFast): a fast block's steps that copy a whole K step run in a loop of their own with
 // no condition in the step; kSpread (with kSteady, KU = BK, AHEAD = 1): those copies are spread over
 // the step rather than all at its top, a group every kSpreadK K indices (1: one or two per index;
@@ -73,7 +76,8 @@ __host__ __device__ constexpr int threads(int bm, int bn, int tm, int tn) { retu
 // and the block's barrier. gemm_sm90_kernel below is the cuda backend's launch; the kokkos
 // backend runs the same body in a Kokkos team (team scratch, team_barrier: backends/kokkos/gemm.cpp).
 template <int BM, int BN, int BK, int TM, int TN, int kStages, bool kEarly = false, bool kFast = false, int KU = BK,
-          int AHEAD = 1, bool kZig = false, bool kSteady = true, bool kSpread = false, int kSpreadK = 1, class Barrier>
+          int AHEAD = 1, bool kZig = false, bool kSteady = true, bool kSpread = false, int kSpreadK = 1, bool kSerp = false,
+          class Barrier>
 __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int tiles_x, int tiles_y, int bvec,
                                                 int cvec, int pid, int tid, float* smem, Barrier barrier) {
   using namespace sgemm;
@@ -186,6 +190,24 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
     for (int qj = 0; qj < QN; ++qj) fr[buf][QM + qj] = *reinterpret_cast<const float4*>(bs + qj * 4 * LC);
   };
   auto fma = [&](const Frags& fr, int buf) {
+    if constexpr (kSerp) {  // one serpentine over the rows: along row m, then back along row m + 1
+      auto a_of = [&](int m) {
+        const float4& v = fr[buf][m / 4];
+        return m % 4 == 0 ? v.x : m % 4 == 1 ? v.y : m % 4 == 2 ? v.z : v.w;
+      };
+      auto b_of = [&](int n) {
+        const float4& v = fr[buf][QM + n / 4];
+        return n % 4 == 0 ? v.x : n % 4 == 1 ? v.y : n % 4 == 2 ? v.z : v.w;
+      };
+#pragma unroll
+      for (int m = 0; m < TM; ++m)
+#pragma unroll
+        for (int n0 = 0; n0 < TN; ++n0) {
+          const int n = (m & 1) ? TN - 1 - n0 : n0;
+          acc[m][n] += a_of(m) * b_of(n);
+        }
+      return;
+    }
 #pragma unroll
     for (int qi = 0; qi < QM; ++qi) {
       const float a[4] = {fr[buf][qi].x, fr[buf][qi].y, fr[buf][qi].z, fr[buf][qi].w};
@@ -329,11 +351,12 @@ __device__ __forceinline__ void gemm_sm90_block(const GemmParams<float>& g, int 
 }
 
 template <int BM, int BN, int BK, int TM, int TN, int kStages, int MIN_BLOCKS, bool kEarly = false, bool kFast = false,
-          int KU = BK, int AHEAD = 1, bool kZig = false, bool kSteady = true, bool kSpread = false, int kSpreadK = 1>
+          int KU = BK, int AHEAD = 1, bool kZig = false, bool kSteady = true, bool kSpread = false, int kSpreadK = 1,
+          bool kSerp = false>
 __global__ __launch_bounds__(sgemm::threads(BM, BN, TM, TN), MIN_BLOCKS) void gemm_sm90_kernel(
     GemmParams<float> g, int tiles_x, int tiles_y, int bvec, int cvec) {
   extern __shared__ __align__(16) unsigned char gemm_sm90_smem[];
-  gemm_sm90_block<BM, BN, BK, TM, TN, kStages, kEarly, kFast, KU, AHEAD, kZig, kSteady, kSpread, kSpreadK>(
+  gemm_sm90_block<BM, BN, BK, TM, TN, kStages, kEarly, kFast, KU, AHEAD, kZig, kSteady, kSpread, kSpreadK, kSerp>(
       g, tiles_x, tiles_y, bvec, cvec, int(blockIdx.x), int(threadIdx.x), reinterpret_cast<float*>(gemm_sm90_smem),
       [] { __syncthreads(); });
 }

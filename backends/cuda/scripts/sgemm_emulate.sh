@@ -27,7 +27,7 @@ namespace tilekit::gpu { alignas(16) unsigned char gemm_sm90_smem[4 * 32 * (256 
 using namespace tilekit::gpu;
 
 template <int BM, int BN, int BK, int TM, int TN, int S, bool E = false, bool F = false, int KU = BK, int AH = 1, bool Z = false,
-          bool ST = true, bool SP = false, int SK = 1>
+          bool ST = true, bool SP = false, int SK = 1, bool SR = false>
 int run(const Shape& s, std::mt19937& gen) {
   Problem<float> p(s, gen);
   const int tx = (s.n + BN - 1) / BN, ty = (s.m + BM - 1) / BM;
@@ -36,11 +36,11 @@ int run(const Shape& s, std::mt19937& gen) {
   std::barrier<> bar(NT);
   g_block = &bar;
   p.launch(tx * ty, NT, [](int) { std::memset(gemm_sm90_smem, 0xff, sizeof(gemm_sm90_smem)); },  // NaN garbage
-           [&] { gemm_sm90_kernel<BM, BN, BK, TM, TN, S, 1, E, F, KU, AH, Z, ST, SP, SK>(p.g, tx, ty, bvec, cvec); });
+           [&] { gemm_sm90_kernel<BM, BN, BK, TM, TN, S, 1, E, F, KU, AH, Z, ST, SP, SK, SR>(p.g, tx, ty, bvec, cvec); });
   char what[128];
   const std::string spread = SP ? " spread/" + std::to_string(SK) : "";
-  std::snprintf(what, sizeof what, "%3dx%-3dx%-2d %2dx%-2d S=%d%s%s%s%s%s KU=%d ahead=%d bvec=%d cvec=%d", BM, BN, BK, TM,
-                TN, S, E ? " early" : "", F ? " fast" : "", Z ? " zig" : "", ST ? "" : " branchy", spread.c_str(), KU, AH,
+  std::snprintf(what, sizeof what, "%3dx%-3dx%-2d %2dx%-2d S=%d%s%s%s%s%s%s KU=%d ahead=%d bvec=%d cvec=%d", BM, BN, BK,
+                TM, TN, S, E ? " early" : "", F ? " fast" : "", Z ? " zig" : "", SR ? " serpentine" : "", ST ? "" : " branchy", spread.c_str(), KU, AH,
                 bvec, cvec);
   return p.check(what, 1e-5 * (1 + std::sqrt(double(s.k))));
 }
@@ -56,16 +56,18 @@ int main() {
   const char* only = std::getenv("SGEMM_EMULATE");
   const bool all = !(only && std::string(only) == "defaults");
   for (const Shape& s : shapes) {
-    // dual3efzs4 (the default: the steady steps' copies in groups every 4 K indices), cub3efzs
-    // (256x128x8: kokkos' shape: one or two every K index)
-    fails += run<128, 128, 16, 16, 8, 3, true, true, 16, 1, true, true, true, 4>(s, gen);
+    // dual3efs4r (the default: the steady steps' copies in groups every 4 K indices, the FFMAs one
+    // serpentine over the rows), cub3efzs (256x128x8: kokkos' shape: one or two every K index)
+    fails += run<128, 128, 16, 16, 8, 3, true, true, 16, 1, false, true, true, 4, true>(s, gen);
     fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, true, true, true>(s, gen);
     if (!all) continue;
     // big3ef (256x128x16) and ddual3 (128x128x32): the explicit tiles only gemm_sm90 has
     fails += run<256, 128, 16, 16, 8, 3, true, true>(s, gen);
     fails += run<128, 128, 32, 16, 8, 3>(s, gen);
-    // sweep builds: dual3efzs (one or two copies every K index), dual3efz, cub3efz (steady steps,
-    // copies at the step's top) and cub3efzb (the fast blocks' steps with their conditions)
+    // sweep builds: dual3efzs4 (4 x 4 products in zigzag order), dual3efzs (one or two copies every
+    // K index), dual3efz, cub3efz (steady steps, copies at the step's top) and cub3efzb (the fast
+    // blocks' steps with their conditions)
+    fails += run<128, 128, 16, 16, 8, 3, true, true, 16, 1, true, true, true, 4>(s, gen);
     fails += run<128, 128, 16, 16, 8, 3, true, true, 16, 1, true, true, true>(s, gen);
     fails += run<128, 128, 16, 16, 8, 3, true, true, 16, 1, true>(s, gen);
     fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, true>(s, gen);
