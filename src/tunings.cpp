@@ -95,9 +95,10 @@ std::vector<Tuning> make_table() {
                    "optimized gemm's GPU block: thread mapping and B stores (auto: vstore in float, patch in double)"),
       choice("kokkos.dgemm.kernel", "kokkos", {"mma", "block"}, "mma",
              "optimized double gemm on CUDA sm_80+: the cuda DMMA block body in a team, or the generic block (also the step-down elsewhere)"),
-      alternatives("kokkos.sgemm.kernel", "kokkos", {"sm90", "cub", "block", "sm90s1"}, "sm90",
+      alternatives("kokkos.sgemm.kernel", "kokkos", {"sm90", "cub", "block", "sm90z", "sm90s1"}, "sm90",
                    "optimized float gemm on sm_90: the cuda block body where it fills the GPU, that body at every size, "
-                   "the generic block, or the body with its copies one per K index instead of in groups"),
+                   "the generic block, the body with its FFMAs in 4 x 4 zigzags instead of one serpentine over the rows (sm90z), "
+                   "or that with its copies one per K index instead of in groups (sm90s1)"),
       alternatives("kokkos.transpose.kernel", "kokkos", {"block", "lanes"}, "block",
                    "optimized transpose: cuda's block kernel for its compiled tiles, or team threads x vector lanes"),
       alternatives("kokkos.conv2d.kernel", "kokkos", {"block", "strips"}, "block",

@@ -7,7 +7,7 @@
 # early barrier, the steady and spread K steps and the epilogue (beta == 0 over NaN, ld pads,
 # unaligned bases), for every instantiation of kSgemmVariants, against a host reference. A few
 # minutes on two cores.
-# Usage: bash backends/cuda/scripts/sgemm_emulate.sh   (SGEMM_EMULATE=defaults: the defaults' two)
+# Usage: bash backends/cuda/scripts/sgemm_emulate.sh   (SGEMM_EMULATE=defaults: the defaults' three)
 set -euo pipefail
 source "$(dirname "$0")/emulate_common.sh"
 emu_begin
@@ -52,13 +52,15 @@ int main() {
                                    {260, 260, 83, 1, 4, 0, 0, 1, 0.5}, {256, 256, 96, 4, 8, 4, 0, 1, 0},
                                    {512, 128, 40, 0, 4, 0, 0, 1, 0}});
   // Every instantiation tile_choice.hpp's kSgemmVariants has (a sweep build's list; the default
-  // build compiles the first four). SGEMM_EMULATE=defaults: only the two the defaults run.
+  // build compiles the first four). SGEMM_EMULATE=defaults: only the three the defaults run.
   const char* only = std::getenv("SGEMM_EMULATE");
   const bool all = !(only && std::string(only) == "defaults");
   for (const Shape& s : shapes) {
     // dual3efs4r (the default: the steady steps' copies in groups every 4 K indices, the FFMAs one
-    // serpentine over the rows), cub3efzs (256x128x8: kokkos' shape: one or two every K index)
+    // serpentine over the rows), kokkos' team (256x128x8, the same groups and serpentine), cub3efzs
+    // (256x128x8 in zigzags, copies one or two every K index: an explicit 256x128x8 tile on cuda)
     fails += run<128, 128, 16, 16, 8, 3, true, true, 16, 1, false, true, true, 4, true>(s, gen);
+    fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, false, true, true, 4, true>(s, gen);
     fails += run<256, 128, 8, 16, 8, 3, true, true, 8, 1, true, true, true>(s, gen);
     if (!all) continue;
     // big3ef (256x128x16) and ddual3 (128x128x32): the explicit tiles only gemm_sm90 has
