@@ -181,13 +181,13 @@ inline constexpr SgemmVariant kSgemmVariants[] = {
     // "s4": the steady steps' copies spread over the step, five every 4 K indices (one or two every
     // index made ptxas put three never-executed LDS before each separate LDGSTS: 48 issue slots a step).
     // "r": each K index's 16 x 8 product as one serpentine over the rows: ptxas takes an operand
-    // from the reuse cache 1.01 times a FFMA instead of 0.88, and 1.3-2.1% more speed.
+    // from the reuse cache 1.01 times a FFMA instead of 0.88, and 1.4-2.0% more speed.
     {"dual3efs4r", 128, 128, 16, 3, 16, 8, true, true, 0, 1, false, true, true, 4, true},
     {"cub3efzs", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true, true, true},
     {"big3ef", 256, 128, 16, 3, 16, 8, true, true},
     {"ddual3", 128, 128, 32, 3, 16, 8},
 #ifdef TILEKIT_HAS_SWEEPS
-    // The 4 x 4 products in zigzag order (the default before; 1.3-2.1% below dual3efs4r).
+    // The 4 x 4 products in zigzag order (the default before; 1.4-2.0% below dual3efs4r).
     {"dual3efzs4", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true, true, true, 4},
     {"dual3efz", 128, 128, 16, 3, 16, 8, true, true, 0, 1, true},
     {"cub3efz", 256, 128, 8, 3, 16, 8, true, true, 0, 1, true},
@@ -212,7 +212,7 @@ constexpr int sgemm_index(const char* name) {
 // What the plan takes on sm_90 by default (docs/design/gpu-sgemm-steady-spread.md,
 // gpu-sgemm-sm90-kernel.md): the steady steps with their copies spread in groups every 4 K indices,
 // each K index's FFMAs one serpentine over the thread's rows, at 128x128 (two blocks an SM):
-// 100.3-102.1% of cuBLAS from 2048³ to 16384³ on an H200, 1.3-2.1% above the 4 x 4 products in
+// 100.3-103.3% of cuBLAS from 2048³ to 16384³ on an H200, 1.4-2.0% above the 4 x 4 products in
 // zigzag order (dual3efzs4), which was 0.9-1.4% above the copies one or two per K index
 // (dual3efzs); on an H100 that one ran 98% at 4096 and 99.5% at 8192, its 256x128 form cub3efzs
 // 97-98% and cub3efz (the steps behind their conditions) 91-93% in the same runs. Problems with

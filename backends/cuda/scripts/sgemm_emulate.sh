@@ -40,8 +40,8 @@ int run(const Shape& s, std::mt19937& gen) {
   char what[128];
   const std::string spread = SP ? " spread/" + std::to_string(SK) : "";
   std::snprintf(what, sizeof what, "%3dx%-3dx%-2d %2dx%-2d S=%d%s%s%s%s%s%s KU=%d ahead=%d bvec=%d cvec=%d", BM, BN, BK,
-                TM, TN, S, E ? " early" : "", F ? " fast" : "", Z ? " zig" : "", SR ? " serpentine" : "", ST ? "" : " branchy", spread.c_str(), KU, AH,
-                bvec, cvec);
+                TM, TN, S, E ? " early" : "", F ? " fast" : "", Z ? " zig" : "", SR ? " serpentine" : "",
+                ST ? "" : " branchy", spread.c_str(), KU, AH, bvec, cvec);
   return p.check(what, 1e-5 * (1 + std::sqrt(double(s.k))));
 }
 
